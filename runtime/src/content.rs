@@ -1,0 +1,1 @@
+//! Content parsers: `text`, `int`, `float`, `bool`, `json`, `xml-inline`, `kv-lines`.

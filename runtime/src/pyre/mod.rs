@@ -1,0 +1,1 @@
+//! Python `regex`-module patterns: syntax, a backtracking matcher, and the translation to DFAs.

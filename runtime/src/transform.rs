@@ -1,0 +1,1 @@
+//! Transforms (`transform`, `transform_each`) and tool-argument coercion.
