@@ -7,6 +7,7 @@
 pub mod content;
 pub mod py;
 pub mod pyre;
+pub mod scan;
 pub mod transform;
 pub mod unicode_tables;
 pub mod value;
