@@ -406,7 +406,7 @@ mod tests {
         assert_eq!(run(&t, b"abc", 0, false), Some((0, Some(0))));
         // Elsewhere only "<think>" does.
         assert_eq!(run(&t, b"x<think>a", 1, false), Some((9, Some(8))));
-        assert_eq!(run(&t, b"xy", 1, false), Some((1, None)));
+        assert_eq!(run(&t, b"xy", 1, false), Some((2, None)));
     }
 
     #[test]
