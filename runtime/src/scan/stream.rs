@@ -1,0 +1,486 @@
+//! The streaming scanner: finds the next delimiter to commit in a growing
+//! text, reading every byte once per watch set.
+//!
+//! The question it answers is the reference's, asked of the text the model
+//! will eventually have written: among the watched delimiters, which has the
+//! leftmost complete match (longest on ties, opens before closes, then by
+//! field name)? Before the text is complete it may not know yet; it then says
+//! how much text is certainly not part of any delimiter (the *hold* point).
+//!
+//! Each automaton delimiter runs *threads*: one per start position and branch,
+//! each a DFA state plus the last match end it saw. A thread ends when its
+//! state says no further match is possible (or when a match is certain and
+//! cannot grow); two threads of one branch in one state share their future, so
+//! only the earlier is kept (see [`dedup`]). The work per byte is bounded by
+//! the automata, not by the text. Where nothing can start, `memchr` skips.
+//!
+//! Delimiters on the backtracking path are tried at each start position in
+//! turn; a start whose attempt did not touch the end of the text is settled
+//! for good, so only undecided starts are tried again when text arrives.
+
+use crate::pyre::MatchError;
+use crate::scan::delimiter::{Delimiter, Matcher};
+use crate::scan::table::{CERTAIN, DfaTable, FUT, LATER, MATCH};
+
+/// Whether a watched delimiter opens or closes its field's region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Kind {
+    /// The delimiter opens the field's region.
+    Open = 0,
+    /// The delimiter closes the field's region.
+    Close = 1,
+}
+
+/// One delimiter being watched for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Watch {
+    /// Index of the delimiter in the template.
+    pub delim: u16,
+    /// Open or close.
+    pub kind: Kind,
+    /// Index of the field.
+    pub field: u16,
+    /// Rank of the field's name in sorted order (the reference breaks the last
+    /// tie by name).
+    pub name_rank: u16,
+}
+
+/// The delimiters watched in one parser state, with what the scanner needs
+/// to skip text quickly.
+#[derive(Clone, Debug)]
+pub struct WatchSet {
+    /// What is watched, in the reference's order.
+    pub entries: Vec<Watch>,
+    /// Bytes at which some watched delimiter can begin.
+    pub first_bytes: [bool; 256],
+    /// The distinct bytes of `first_bytes` when there are at most three
+    /// (then `memchr` does the skipping).
+    pub few_bytes: Vec<u8>,
+}
+
+impl WatchSet {
+    /// Builds a watch set.
+    pub fn new(entries: Vec<Watch>, delims: &[Delimiter]) -> WatchSet {
+        let mut first_bytes = [false; 256];
+        for w in &entries {
+            let d = &delims[w.delim as usize];
+            for (slot, on) in first_bytes.iter_mut().zip(d.first_bytes.iter()) {
+                *slot |= *on;
+            }
+        }
+        let set: Vec<u8> = (0..=255u8).filter(|&b| first_bytes[b as usize]).collect();
+        let few_bytes = if set.len() <= 3 { set } else { Vec::new() };
+        WatchSet { entries, first_bytes, few_bytes }
+    }
+}
+
+/// A match that the scanner has settled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Found {
+    /// Absolute offset where the match starts.
+    pub start: usize,
+    /// Absolute offset where the automaton's match ends. With a trailing
+    /// lookahead this lies past the delimiter's real end, which
+    /// [`Delimiter::regex`] gives.
+    pub end: usize,
+}
+
+/// What the scanner concludes about the text seen so far.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Commit the match of watch entry `entry`.
+    Commit {
+        /// Index into the watch set's entries.
+        entry: usize,
+        /// Absolute start of the match.
+        start: usize,
+        /// Absolute end of the match (the real end).
+        end: usize,
+        /// Named groups that took part in the match, in group order.
+        captures: Vec<(String, String)>,
+    },
+    /// Nothing to commit; text before `hold` belongs to the current region.
+    Hold(usize),
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Thread {
+    start: usize,
+    branch: u16,
+    state: u32,
+    /// The last match end seen; for a settled thread, its result.
+    rec: Option<usize>,
+    settled: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+struct PatScan {
+    threads: Vec<Thread>,
+    /// The leftmost settled match, once known.
+    best: Option<Found>,
+    /// The real end and named captures of `best`, when the delimiter needs them.
+    best_regex: Option<(usize, Vec<(String, String)>)>,
+    /// Backtracking path: the first start not yet settled as "no match".
+    bt_resume: usize,
+    /// Backtracking path: the first start whose attempt touched the end.
+    bt_pending: Option<usize>,
+}
+
+/// The bytes of the text that the scanner reads, addressed by absolute
+/// offset.
+pub struct Hay<'a> {
+    /// The retained text.
+    pub text: &'a str,
+    /// Absolute offset of `text[0]`.
+    pub base: usize,
+}
+
+impl Hay<'_> {
+    fn len(&self) -> usize {
+        self.base + self.text.len()
+    }
+    fn byte(&self, abs: usize) -> u8 {
+        self.text.as_bytes()[abs - self.base]
+    }
+    fn prev(&self, abs: usize) -> Option<u8> {
+        if abs == 0 { None } else { Some(self.byte(abs - 1)) }
+    }
+}
+
+/// Where each lookbehind holds, for the positions the scanner may still
+/// start threads at.
+pub trait Guards {
+    /// Whether tracker `t` reports a match ending at absolute offset `at`.
+    fn holds(&self, t: u16, at: usize) -> bool;
+}
+
+/// The scanner's state for one watch set.
+#[derive(Clone, Debug, Default)]
+pub struct StreamScan {
+    pats: Vec<PatScan>,
+    /// Absolute offset of the next byte to read.
+    frontier: usize,
+    /// Whether the end of input has been applied.
+    ended: bool,
+}
+
+impl StreamScan {
+    /// Starts scanning a watch set at absolute offset `origin`.
+    pub fn reset(&mut self, ws: &WatchSet, origin: usize) {
+        self.pats.truncate(ws.entries.len());
+        for p in &mut self.pats {
+            p.threads.clear();
+            p.best = None;
+            p.best_regex = None;
+            p.bt_resume = origin;
+            p.bt_pending = None;
+        }
+        while self.pats.len() < ws.entries.len() {
+            self.pats.push(PatScan { bt_resume: origin, ..PatScan::default() });
+        }
+        self.frontier = origin;
+        self.ended = false;
+    }
+
+    /// Reads the text up to its end; with `eos`, also applies the end of
+    /// input, after which every thread is settled.
+    pub fn advance(&mut self, ws: &WatchSet, delims: &[Delimiter], hay: &Hay<'_>, guards: &dyn Guards, eos: bool) {
+        let len = hay.len();
+        let bytes = hay.text.as_bytes();
+        let mut i = self.frontier;
+        while i < len {
+            if self.idle() {
+                i = skip(ws, bytes, hay.base, i);
+                if i >= len {
+                    break;
+                }
+            }
+            let b = hay.byte(i);
+            let boundary = (b & 0xC0) != 0x80;
+            let prev = hay.prev(i);
+            for (k, w) in ws.entries.iter().enumerate() {
+                let Matcher::Dfa(branches) = &delims[w.delim as usize].matcher else { continue };
+                let p = &mut self.pats[k];
+                if p.best.is_some() {
+                    continue;
+                }
+                if boundary {
+                    spawn(p, branches, i, prev, guards);
+                }
+                if p.threads.is_empty() {
+                    continue;
+                }
+                for t in p.threads.iter_mut() {
+                    if t.settled {
+                        continue;
+                    }
+                    let table = &branches[t.branch as usize].table;
+                    let q = table.next(t.state, b);
+                    t.state = q;
+                    let f = table.flags(q);
+                    if f & MATCH != 0 {
+                        t.rec = Some(i);
+                    }
+                    settle(t, f, i + 1);
+                }
+                dedup(&mut p.threads);
+                update_best(p);
+            }
+            i += 1;
+        }
+        self.frontier = len;
+        if eos && !self.ended {
+            self.ended = true;
+            let prev = hay.prev(len);
+            for (k, w) in ws.entries.iter().enumerate() {
+                let Matcher::Dfa(branches) = &delims[w.delim as usize].matcher else { continue };
+                let p = &mut self.pats[k];
+                if p.best.is_some() {
+                    continue;
+                }
+                spawn(p, branches, len, prev, guards);
+                for t in p.threads.iter_mut() {
+                    if t.settled {
+                        continue;
+                    }
+                    let table = &branches[t.branch as usize].table;
+                    if table.flags(table.next_eoi(t.state)) & MATCH != 0 {
+                        t.rec = Some(len);
+                    }
+                    t.settled = true;
+                }
+                p.threads.retain(|t| !t.settled || t.rec.is_some());
+                update_best(p);
+            }
+        }
+    }
+
+    fn idle(&self) -> bool {
+        self.pats.iter().all(|p| p.threads.is_empty())
+    }
+
+    /// Decides what to do with the text read so far. `eos` says whether the
+    /// text is complete (then nothing is pending).
+    pub fn decide(
+        &mut self,
+        ws: &WatchSet,
+        delims: &[Delimiter],
+        hay: &Hay<'_>,
+        eos: bool,
+    ) -> Result<Decision, ScanError> {
+        let len = hay.len();
+        let mut hold = if eos { usize::MAX } else { len };
+        // Backtracking delimiters: settle starts in order until one matches
+        // or one depends on text not yet seen.
+        for (k, w) in ws.entries.iter().enumerate() {
+            let d = &delims[w.delim as usize];
+            if !matches!(d.matcher, Matcher::Backtrack) {
+                continue;
+            }
+            let p = &mut self.pats[k];
+            if p.best.is_none() {
+                backtrack_scan(p, d, hay, eos)?;
+            }
+            if let Some(s) = p.bt_pending {
+                hold = hold.min(s);
+            }
+        }
+        for p in &self.pats {
+            if p.best.is_none() {
+                if let Some(t) = p.threads.first() {
+                    hold = hold.min(t.start);
+                }
+            }
+        }
+        // Among settled matches that start before the hold point, the
+        // reference's order: leftmost, longest, opens first, then by name.
+        let mut choice: Option<(usize, usize, Kind, u16, usize)> = None;
+        for (k, w) in ws.entries.iter().enumerate() {
+            let Some(found) = self.pats[k].best.clone() else { continue };
+            if found.start >= hold {
+                continue;
+            }
+            let d = &delims[w.delim as usize];
+            let end = if d.needs_regex_at_commit {
+                let p = &mut self.pats[k];
+                if p.best_regex.is_none() {
+                    p.best_regex = Some(regex_at(d, hay, found.start, eos)?);
+                }
+                p.best_regex.as_ref().map(|r| r.0).unwrap_or(found.end)
+            } else {
+                found.end
+            };
+            let key = (found.start, usize::MAX - (end - found.start), w.kind, w.name_rank, k);
+            let better = match &choice {
+                None => true,
+                Some(c) => (key.0, key.1, key.2, key.3) < (c.0, c.1, c.2, c.3),
+            };
+            if better {
+                choice = Some(key);
+            }
+        }
+        match choice {
+            Some((start, inv_len, _, _, k)) => {
+                let end = start + (usize::MAX - inv_len);
+                let captures = self.pats[k].best_regex.take().map(|r| r.1).unwrap_or_default();
+                Ok(Decision::Commit { entry: k, start, end, captures })
+            }
+            None => Ok(Decision::Hold(hold.min(len))),
+        }
+    }
+}
+
+/// Why the scanner could not decide.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ScanError {
+    /// The backtracking matcher gave up (its step budget ran out).
+    Budget,
+    /// The automaton settled a match that the regex does not find: a bug in
+    /// retort, reported rather than hidden.
+    Disagree {
+        /// The pattern.
+        pattern: String,
+        /// Absolute offset of the match.
+        at: usize,
+    },
+}
+
+impl From<MatchError> for ScanError {
+    fn from(_: MatchError) -> ScanError {
+        ScanError::Budget
+    }
+}
+
+/// The named groups of a match, as (name, text) in group order.
+pub fn named_groups(d: &Delimiter, hay: &str, caps: &crate::pyre::Captures) -> Vec<(String, String)> {
+    d.regex
+        .group_names()
+        .iter()
+        .filter_map(|(name, i)| caps.get(*i).map(|(a, b)| (name.clone(), hay[a..b].to_owned())))
+        .collect()
+}
+
+/// Runs the delimiter's regex at `start` for its real end and captures.
+fn regex_at(d: &Delimiter, hay: &Hay<'_>, start: usize, eos: bool) -> Result<(usize, Vec<(String, String)>), ScanError> {
+    let attempt = d.regex.match_at(hay.text, start - hay.base, eos)?;
+    match attempt.captures {
+        Some(c) => Ok((hay.base + c.end(), named_groups(d, hay.text, &c))),
+        None => Err(ScanError::Disagree { pattern: d.regex.pattern().to_owned(), at: start }),
+    }
+}
+
+fn backtrack_scan(p: &mut PatScan, d: &Delimiter, hay: &Hay<'_>, eos: bool) -> Result<(), ScanError> {
+    let len = hay.len();
+    p.bt_pending = None;
+    let mut s = p.bt_resume.max(hay.base);
+    while s <= len {
+        if s < len && (hay.byte(s) & 0xC0) == 0x80 {
+            s += 1;
+            continue;
+        }
+        let attempt = d.regex.match_at(hay.text, s - hay.base, eos)?;
+        if attempt.hit_end && !eos {
+            p.bt_pending = Some(s);
+            return Ok(());
+        }
+        if let Some(c) = attempt.captures {
+            let end = hay.base + c.end();
+            p.best = Some(Found { start: s, end });
+            p.best_regex = Some((end, named_groups(d, hay.text, &c)));
+            return Ok(());
+        }
+        s += 1;
+        p.bt_resume = s;
+    }
+    Ok(())
+}
+
+/// Starts threads at `at` for every branch whose guard holds there.
+#[inline]
+fn spawn(p: &mut PatScan, branches: &[crate::scan::delimiter::Branch], at: usize, prev: Option<u8>, guards: &dyn Guards) {
+    for (bi, br) in branches.iter().enumerate() {
+        if let Some(g) = br.guard {
+            if !guards.holds(g, at) {
+                continue;
+            }
+        }
+        let table: &DfaTable = &br.table;
+        let q = table.start(prev);
+        let f = table.flags(q);
+        if f & FUT == 0 {
+            continue;
+        }
+        let mut t = Thread { start: at, branch: bi as u16, state: q, rec: None, settled: false };
+        settle(&mut t, f, at);
+        p.threads.push(t);
+    }
+}
+
+/// Marks a thread settled when its flags say its result cannot change.
+#[inline(always)]
+fn settle(t: &mut Thread, flags: u8, at: usize) {
+    if flags & FUT == 0 {
+        t.settled = true;
+    } else if flags & CERTAIN != 0 && flags & LATER == 0 {
+        t.rec = Some(at);
+        t.settled = true;
+    }
+}
+
+/// Drops threads that cannot affect the result: settled threads without a
+/// match, and later threads that share an earlier thread's branch and state.
+///
+/// Two such threads have the same future. If the future holds a match, the
+/// earlier one wins (leftmost). If not, each keeps its last recorded match,
+/// so the later one matters only when it recorded a match and the earlier did
+/// not.
+fn dedup(threads: &mut Vec<Thread>) {
+    threads.retain(|t| !t.settled || t.rec.is_some());
+    if threads.len() < 2 {
+        return;
+    }
+    let mut k = 1;
+    while k < threads.len() {
+        let t = threads[k];
+        let redundant = !t.settled
+            && threads[..k].iter().any(|e| {
+                !e.settled && e.branch == t.branch && e.state == t.state && (e.rec.is_some() || t.rec.is_none())
+            });
+        if redundant {
+            threads.remove(k);
+        } else {
+            k += 1;
+        }
+    }
+}
+
+/// Sets `best` once the first thread (leftmost start, highest-priority
+/// branch) is settled with a match; later threads then no longer matter.
+#[inline]
+fn update_best(p: &mut PatScan) {
+    if let Some(first) = p.threads.first() {
+        if first.settled {
+            if let Some(end) = first.rec {
+                p.best = Some(Found { start: first.start, end });
+                p.threads.clear();
+            }
+        }
+    }
+}
+
+/// The next offset at or after `i` whose byte can begin a watched delimiter.
+fn skip(ws: &WatchSet, bytes: &[u8], base: usize, i: usize) -> usize {
+    let rest = &bytes[i - base..];
+    let found = match ws.few_bytes.as_slice() {
+        [] if ws.first_bytes.iter().all(|b| !b) => None,
+        [] => rest.iter().position(|&b| ws.first_bytes[b as usize]),
+        [a] => memchr::memchr(*a, rest),
+        [a, b] => memchr::memchr2(*a, *b, rest),
+        [a, b, c] => memchr::memchr3(*a, *b, *c, rest),
+        _ => rest.iter().position(|&b| ws.first_bytes[b as usize]),
+    };
+    match found {
+        Some(off) => i + off,
+        None => base + bytes.len(),
+    }
+}
