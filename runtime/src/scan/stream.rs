@@ -286,10 +286,10 @@ impl StreamScan {
             }
         }
         for p in &self.pats {
-            if p.best.is_none() {
-                if let Some(t) = p.threads.first() {
-                    hold = hold.min(t.start);
-                }
+            if p.best.is_none()
+                && let Some(t) = p.threads.first()
+            {
+                hold = hold.min(t.start);
             }
         }
         // Among settled matches that start before the hold point, the
@@ -399,10 +399,10 @@ fn backtrack_scan(p: &mut PatScan, d: &Delimiter, hay: &Hay<'_>, eos: bool) -> R
 #[inline]
 fn spawn(p: &mut PatScan, branches: &[crate::scan::delimiter::Branch], at: usize, prev: Option<u8>, guards: &dyn Guards) {
     for (bi, br) in branches.iter().enumerate() {
-        if let Some(g) = br.guard {
-            if !guards.holds(g, at) {
-                continue;
-            }
+        if let Some(g) = br.guard
+            && !guards.holds(g, at)
+        {
+            continue;
         }
         let table: &DfaTable = &br.table;
         let q = table.start(prev);
@@ -458,13 +458,12 @@ fn dedup(threads: &mut Vec<Thread>) {
 /// branch) is settled with a match; later threads then no longer matter.
 #[inline]
 fn update_best(p: &mut PatScan) {
-    if let Some(first) = p.threads.first() {
-        if first.settled {
-            if let Some(end) = first.rec {
-                p.best = Some(Found { start: first.start, end });
-                p.threads.clear();
-            }
-        }
+    if let Some(first) = p.threads.first()
+        && first.settled
+        && let Some(end) = first.rec
+    {
+        p.best = Some(Found { start: first.start, end });
+        p.threads.clear();
     }
 }
 
