@@ -528,9 +528,77 @@ TOOLS = [
 ]
 
 
+
+# Realistic pieces of each model's output, in its own format; cases for the
+# templates in templates/ are random sequences of them, with near misses and
+# truncation. (Written for this project from the documented formats.)
+MODEL_PARTS = {
+    "smollm3": ["<think>\nLet me think.\n</think>\n", "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": \"3\"}}</tool_call>",
+                "The answer is 4.", "<|im_end|>", "<tool_call>\n{\"name\": \"f\", \"arguments\": {}}\n</tool_call>\n"],
+    "qwen3": ["<think>\nreasoning here\n</think>\n\n", "\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
+              "Final answer.", "\n<|im_end|>", "<|endoftext|>"],
+    "qwen3-coder": ["I'll check.\n", "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>",
+                    "<tool_call>\n<function=f>\n<parameter=x>\n[1, 2]\n</parameter>\n</function>\n</tool_call>\n", "<|im_end|>"],
+    "gpt-oss": ["<|channel|>analysis<|message|>Need weather.<|end|>", "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"SF\", \"days\": \"2\"}<|call|>",
+                "<|start|>assistant<|channel|>final<|message|>It is sunny.<|return|>", "<|channel|>final<|message|>Done<|end|>"],
+    "command-r7b": ["<|START_THINKING|>I should call a tool.<|END_THINKING|>", "<|START_ACTION|>[\n  {\"tool_call_id\": \"0\", \"tool_name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}\n]<|END_ACTION|>",
+                    "<|START_RESPONSE|>Here you go.<|END_RESPONSE|>", "<|END_OF_TURN_TOKEN|>"],
+    "deepseek-r1": ["Thinking it over.\n</think>\n\n", "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Paris\"}\n```<｜tool▁call▁end｜>",
+                    "<｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>", "Answer.", "<｜end▁of▁sentence｜>"],
+    "mistral-small-3.2": ["Let me check.", "[TOOL_CALLS]get_weather[ARGS]{\"city\": \"Paris\"}", "[TOOL_CALLS]f[CALL_ID]a1b2c3d4e[ARGS]{\"x\": 1}", "</s>"],
+    "hermes-2-pro": ["<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>", "Sure thing.", "<|im_end|>"],
+    "kimi-k2": ["<think>plan it</think>", "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"city\": \"Paris\"}<|tool_call_end|>",
+                "<|tool_call_begin|>functions.f:1<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>", "Calling tools.", "<|im_end|>"],
+    "minimax-m2": ["<think>\nhmm\n</think>\n", "<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Paris</parameter>\n<parameter name=\"days\">3</parameter>\n</invoke>\n",
+                   "<invoke name=\"f\">\n</invoke>\n</minimax:tool_call>", "OK.", "[e~["],
+    "glm-4.5": ["<think>x</think>\n", "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n</tool_call>",
+                "Answer.", "<|user|>", "<|observation|>"],
+    "gemma4": ["<|channel>thought\nThinking.<channel|>", "<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>,days:3}<tool_call|>", "Here.", "<turn|>", "<eos>"],
+    "granite-3.3": ["<think>t</think>", "<response>r</response>", "<|tool_call|>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}]<|end_of_text|>"],
+    "seed-oss": ["<seed:think>hmm</seed:think>", "<seed:tool_call>\n<function=get_weather>\n<parameter=city>Paris</parameter>\n</function>\n</seed:tool_call>", "Done.", "<seed:eos>"],
+    "nemotron-nano-v2": ["<think>\nplan\n</think>", "<TOOLCALL>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}]</TOOLCALL>", "Answer", "<SPECIAL_12>"],
+    "magistral": ["[THINK]reasoning[/THINK]", "[TOOL_CALLS]get_weather[ARGS]{\"city\": \"Paris\"}", "Final.", "</s>"],
+    "phi-4-mini": ["functools[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}]", "Hello.", "<|end|>", " functools[[1]]"],
+}
+
+MODEL_PROMPTS = {
+    "deepseek-r1": "<｜User｜>hi<｜Assistant｜><think>\n",
+    "minimax-m2": "]~b]user\nhi[e~[\n]~b]ai\n<think>\n",
+    "qwen3": "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n",
+    "gpt-oss": "<|start|>user<|message|>hi<|end|><|start|>assistant",
+    "smollm3": "<|im_start|>assistant\n<think>\n",
+    "nemotron-nano-v2": "<SPECIAL_11>Assistant\n<think>\n",
+}
+
+
+def gen_model_case(rng, name, ident):
+    parts = MODEL_PARTS[name]
+    pieces = []
+    for _ in range(rng.randint(1, 6)):
+        r = rng.random()
+        part = rng.choice(parts)
+        if r < 0.12:
+            part = near_miss(part, rng)
+        elif r < 0.2:
+            part = rng.choice(FILLER)
+        pieces.append(part)
+    text = "".join(pieces)
+    if rng.random() < 0.15 and text:
+        text = text[: rng.randrange(len(text))]
+    prefix = MODEL_PROMPTS.get(name, "") if rng.random() < 0.5 else ""
+    case = {"id": ident, "template": name, "prefix": prefix, "text": text, "chunkings": chunkings(text, rng)}
+    if rng.random() < 0.25:
+        case["tools"] = TOOLS
+    return case
+
+
 def gen_cases(seed, count):
     rng = random.Random(seed)
+    names = sorted(MODEL_PARTS)
     for n in range(count):
+        if rng.random() < 0.3:
+            yield gen_model_case(rng, rng.choice(names), f"fuzz/{seed}/{n}")
+            continue
         tg = TemplateGen(rng)
         template = tg.template()
         text = text_for(template, tg.samplers, rng)
