@@ -1,0 +1,590 @@
+//! `json.loads` and `json.dumps(str)` exactly as CPython 3.11 does them.
+//!
+//! CPython's decoder (`Modules/_json.c` driven by `json/decoder.py`) is more
+//! lenient than RFC 8259 in some places (`NaN`, `Infinity`, `-Infinity`,
+//! integers of any size) and has its own error positions and messages; this
+//! module reproduces both. Positions count characters (code points), as
+//! Python's do.
+//!
+//! Known divergence: a `\uXXXX` escape of a lone surrogate (one not forming a
+//! high+low pair) decodes in Python to a string holding that surrogate, which
+//! a Rust `String` cannot hold; it decodes here to U+FFFD instead.
+
+use super::num::{int_from_ascii_digits, parse_float};
+use crate::{Map, Value};
+use std::fmt;
+
+/// How deeply arrays and objects may nest before [`json_loads`] raises
+/// `RecursionError`, as in the reference: CPython counts each nested array or
+/// object against its recursion limit (1000), which the reference's own call
+/// stack has already used 16 frames of when a `json` region is parsed.
+pub const JSON_MAX_DEPTH: usize = 984;
+
+/// CPython's default `sys.get_int_max_str_digits()`.
+const INT_MAX_STR_DIGITS: usize = 4300;
+
+/// Why [`json_loads`] failed, as the Python exception it would raise.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JsonError {
+    /// `json.JSONDecodeError` (a `ValueError`): malformed text.
+    Decode {
+        /// The bare message (`"Expecting value"`, ...).
+        msg: &'static str,
+        /// Character offset of the error.
+        pos: usize,
+        /// 1-based line of `pos`.
+        lineno: usize,
+        /// 1-based column of `pos`.
+        colno: usize,
+    },
+    /// `RecursionError`: nesting deeper than the depth limit. Not a
+    /// `JSONDecodeError`, so the reference's `allow_non_json` does not catch it.
+    Recursion(String),
+    /// `ValueError` from CPython's 4300-digit limit on integers. Not a
+    /// `JSONDecodeError` either.
+    IntTooLong(String),
+}
+
+impl JsonError {
+    /// Whether this is a `JSONDecodeError` (the only failure the reference's
+    /// `except json.JSONDecodeError` handlers catch).
+    pub fn is_decode_error(&self) -> bool {
+        matches!(self, JsonError::Decode { .. })
+    }
+
+    /// `type(exc).__name__` of the Python exception.
+    pub fn python_type(&self) -> &'static str {
+        match self {
+            JsonError::Decode { .. } => "JSONDecodeError",
+            JsonError::Recursion(_) => "RecursionError",
+            JsonError::IntTooLong(_) => "ValueError",
+        }
+    }
+}
+
+impl fmt::Display for JsonError {
+    /// `str(exc)`: for a decode error `"{msg}: line L column C (char P)"`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            JsonError::Decode {
+                msg,
+                pos,
+                lineno,
+                colno,
+            } => {
+                write!(f, "{msg}: line {lineno} column {colno} (char {pos})")
+            }
+            JsonError::Recursion(m) | JsonError::IntTooLong(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for JsonError {}
+
+/// Python's `json.loads(s)` for a `str`, with the reference's nesting limit
+/// ([`JSON_MAX_DEPTH`]).
+///
+/// Accepts `NaN`, `Infinity` and `-Infinity`; integers of any size (subject
+/// to the 4300-digit limit); floats parsed as `float()` parses them; for a
+/// repeated key, the last value at the first key's position; raw control
+/// characters are rejected inside strings; whitespace is only `' \t\n\r'`.
+pub fn json_loads(s: &str) -> Result<Value, JsonError> {
+    json_loads_with_depth(s, JSON_MAX_DEPTH)
+}
+
+/// [`json_loads`] with an explicit nesting limit: arrays and objects nested
+/// more than `max_depth` deep raise `RecursionError`. The reference's limit
+/// depends on how deep its call stack already is where it calls `json.loads`.
+pub fn json_loads_with_depth(s: &str, max_depth: usize) -> Result<Value, JsonError> {
+    let chars: Vec<char> = s.chars().collect();
+    let decode = |msg: &'static str, pos: usize| {
+        // lineno = doc.count('\n', 0, pos) + 1; colno = pos - doc.rfind('\n', 0, pos)
+        let before = &chars[..pos.min(chars.len())];
+        let lineno = before.iter().filter(|&&c| c == '\n').count() + 1;
+        let colno = match before.iter().rposition(|&c| c == '\n') {
+            Some(nl) => pos - nl,
+            None => pos + 1,
+        };
+        JsonError::Decode {
+            msg,
+            pos,
+            lineno,
+            colno,
+        }
+    };
+    if chars.first() == Some(&'\u{feff}') {
+        return Err(decode("Unexpected UTF-8 BOM (decode using utf-8-sig)", 0));
+    }
+    let scanner = Scanner {
+        s: &chars,
+        max_depth,
+    };
+    let start = scanner.skip_ws(0);
+    let (value, end) = match scanner.scan_once(start) {
+        Ok(ok) => ok,
+        Err(Fail::Stop(pos)) => return Err(decode("Expecting value", pos)),
+        Err(Fail::Decode(msg, pos)) => return Err(decode(msg, pos)),
+        Err(Fail::Recursion(what)) => {
+            return Err(JsonError::Recursion(format!(
+                "maximum recursion depth exceeded while decoding a JSON {what} from a unicode string"
+            )));
+        }
+        Err(Fail::IntTooLong(digits)) => {
+            return Err(JsonError::IntTooLong(format!(
+                "Exceeds the limit ({INT_MAX_STR_DIGITS} digits) for integer string conversion: \
+                 value has {digits} digits; use sys.set_int_max_str_digits() to increase the limit"
+            )));
+        }
+    };
+    let end = scanner.skip_ws(end);
+    if end != chars.len() {
+        return Err(decode("Extra data", end));
+    }
+    Ok(value)
+}
+
+/// Internal failures, before they are turned into [`JsonError`]s.
+enum Fail {
+    /// The C scanner's `StopIteration(idx)`: no value starts at `idx`; it
+    /// becomes "Expecting value" at `idx`, wherever it was raised.
+    Stop(usize),
+    /// A `JSONDecodeError` with its message and position.
+    Decode(&'static str, usize),
+    /// The recursion limit, while entering an "array" or "object".
+    Recursion(&'static str),
+    /// An integer literal with this many digits.
+    IntTooLong(usize),
+}
+
+/// The decoder's state: the text as characters, so that every index is a
+/// Python string index and the C code's index arithmetic carries over as is.
+struct Scanner<'a> {
+    s: &'a [char],
+    max_depth: usize,
+}
+
+/// `IS_WHITESPACE` in `_json.c` and `WHITESPACE` in `decoder.py`.
+fn is_ws(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r')
+}
+
+impl Scanner<'_> {
+    fn at(&self, i: usize) -> Option<char> {
+        self.s.get(i).copied()
+    }
+
+    fn skip_ws(&self, mut i: usize) -> usize {
+        while self.at(i).is_some_and(is_ws) {
+            i += 1;
+        }
+        i
+    }
+
+    fn has(&self, i: usize, word: &str) -> bool {
+        word.chars()
+            .enumerate()
+            .all(|(k, c)| self.at(i + k) == Some(c))
+    }
+
+    /// `scan_once_unicode` and the array/object parsers it recurses into,
+    /// run with an explicit stack of open containers instead of recursion, so
+    /// that nesting up to the limit cannot overflow the thread's stack. The
+    /// order of checks, and so which error wins, is the C code's.
+    /// Returns the value and the index just past it.
+    fn scan_once(&self, mut idx: usize) -> Result<(Value, usize), Fail> {
+        enum Open {
+            Array(Vec<Value>),
+            Object(Map, String),
+        }
+        let mut stack: Vec<Open> = Vec::new();
+        loop {
+            // A value is expected at `idx`.
+            let (mut value, mut end) = match self.at(idx) {
+                Some(c @ ('{' | '[')) => {
+                    if stack.len() >= self.max_depth {
+                        return Err(Fail::Recursion(if c == '{' { "object" } else { "array" }));
+                    }
+                    let inner = self.skip_ws(idx + 1);
+                    match (c, self.at(inner)) {
+                        ('{', Some('}')) => (Value::Map(Map::new()), inner + 1),
+                        ('[', Some(']')) => (Value::List(Vec::new()), inner + 1),
+                        ('{', _) => {
+                            let (key, next) = self.object_key(inner)?;
+                            stack.push(Open::Object(Map::new(), key));
+                            idx = next;
+                            continue;
+                        }
+                        _ => {
+                            stack.push(Open::Array(Vec::new()));
+                            idx = inner;
+                            continue;
+                        }
+                    }
+                }
+                _ => self.scalar(idx)?,
+            };
+            // A value ended at `end`: hand it to the innermost open container
+            // and find out what comes next.
+            loop {
+                let Some(open) = stack.last_mut() else {
+                    return Ok((value, end));
+                };
+                let close = match open {
+                    Open::Array(items) => {
+                        items.push(value);
+                        ']'
+                    }
+                    Open::Object(map, key) => {
+                        // A repeated key keeps its first position and takes
+                        // the new value, as a Python dict assignment does.
+                        map.insert(std::mem::take(key), value);
+                        '}'
+                    }
+                };
+                let at = self.skip_ws(end);
+                if self.at(at) == Some(close) {
+                    value = match stack.pop() {
+                        Some(Open::Array(items)) => Value::List(items),
+                        Some(Open::Object(map, _)) => Value::Map(map),
+                        None => Value::Null,
+                    };
+                    end = at + 1;
+                    continue;
+                }
+                if self.at(at) != Some(',') {
+                    return Err(Fail::Decode("Expecting ',' delimiter", at));
+                }
+                let after = self.skip_ws(at + 1);
+                idx = match stack.last_mut() {
+                    Some(Open::Object(_, key)) => {
+                        let (k, next) = self.object_key(after)?;
+                        *key = k;
+                        next
+                    }
+                    _ => after,
+                };
+                break;
+            }
+        }
+    }
+
+    /// In an object, at `idx`: a key, the `:` and the whitespace after it.
+    /// Returns the key and the index where its value should start.
+    fn object_key(&self, idx: usize) -> Result<(String, usize), Fail> {
+        if self.at(idx) != Some('"') {
+            return Err(Fail::Decode(
+                "Expecting property name enclosed in double quotes",
+                idx,
+            ));
+        }
+        let (key, next) = self.scan_string(idx + 1)?;
+        let colon = self.skip_ws(next);
+        if self.at(colon) != Some(':') {
+            return Err(Fail::Decode("Expecting ':' delimiter", colon));
+        }
+        Ok((key, self.skip_ws(colon + 1)))
+    }
+
+    /// A value that is not an array or object, at `idx`.
+    fn scalar(&self, idx: usize) -> Result<(Value, usize), Fail> {
+        let Some(c) = self.at(idx) else {
+            return Err(Fail::Stop(idx));
+        };
+        match c {
+            '"' => {
+                let (s, end) = self.scan_string(idx + 1)?;
+                return Ok((Value::Str(s), end));
+            }
+            'n' if self.has(idx, "null") => return Ok((Value::Null, idx + 4)),
+            't' if self.has(idx, "true") => return Ok((Value::Bool(true), idx + 4)),
+            'f' if self.has(idx, "false") => return Ok((Value::Bool(false), idx + 5)),
+            'N' if self.has(idx, "NaN") => return Ok((Value::Float(f64::NAN), idx + 3)),
+            'I' if self.has(idx, "Infinity") => return Ok((Value::Float(f64::INFINITY), idx + 8)),
+            '-' if self.has(idx, "-Infinity") => {
+                return Ok((Value::Float(f64::NEG_INFINITY), idx + 9));
+            }
+            _ => {}
+        }
+        self.match_number(idx)
+    }
+
+    /// `_match_number_unicode`: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?`
+    /// with the C code's exact look-ahead rules.
+    fn match_number(&self, start: usize) -> Result<(Value, usize), Fail> {
+        let len = self.s.len();
+        let digit = |i: usize| self.at(i).is_some_and(|c| c.is_ascii_digit());
+        let mut idx = start;
+        if self.at(idx) == Some('-') {
+            idx += 1;
+            if idx >= len {
+                return Err(Fail::Stop(start));
+            }
+        }
+        match self.at(idx) {
+            Some('1'..='9') => {
+                idx += 1;
+                while digit(idx) {
+                    idx += 1;
+                }
+            }
+            Some('0') => idx += 1,
+            _ => return Err(Fail::Stop(start)),
+        }
+        let mut is_float = false;
+        // `idx < end_idx`: a '.', 'e' or sign is only looked at when another
+        // character follows it.
+        if idx + 1 < len && self.at(idx) == Some('.') && digit(idx + 1) {
+            is_float = true;
+            idx += 2;
+            while digit(idx) {
+                idx += 1;
+            }
+        }
+        if idx + 1 < len && matches!(self.at(idx), Some('e' | 'E')) {
+            let e_start = idx;
+            idx += 1;
+            if idx + 1 < len && matches!(self.at(idx), Some('-' | '+')) {
+                idx += 1;
+            }
+            while digit(idx) {
+                idx += 1;
+            }
+            if digit(idx - 1) {
+                is_float = true;
+            } else {
+                idx = e_start;
+            }
+        }
+        let text: String = self.s[start..idx].iter().collect();
+        if is_float {
+            // PyFloat_FromString on an ASCII literal cannot fail.
+            let f = parse_float(&text).unwrap_or(f64::NAN);
+            return Ok((Value::Float(f), idx));
+        }
+        let (negative, digits) = match text.strip_prefix('-') {
+            Some(d) => (true, d),
+            None => (false, text.as_str()),
+        };
+        if digits.len() > INT_MAX_STR_DIGITS {
+            return Err(Fail::IntTooLong(digits.len()));
+        }
+        Ok((int_from_ascii_digits(digits.as_bytes(), negative), idx))
+    }
+
+    /// `scanstring_unicode` with `strict=True`: `end` is the index just past
+    /// the opening quote.
+    fn scan_string(&self, mut end: usize) -> Result<(String, usize), Fail> {
+        let len = self.s.len();
+        let begin = end - 1;
+        let mut out = String::new();
+        loop {
+            let mut next = end;
+            let mut c = None;
+            while next < len {
+                let d = self.s[next];
+                if d == '"' || d == '\\' {
+                    c = Some(d);
+                    break;
+                }
+                if (d as u32) <= 0x1f {
+                    return Err(Fail::Decode("Invalid control character at", next));
+                }
+                next += 1;
+            }
+            let Some(c) = c else {
+                return Err(Fail::Decode("Unterminated string starting at", begin));
+            };
+            out.extend(&self.s[end..next]);
+            next += 1;
+            if c == '"' {
+                return Ok((out, next));
+            }
+            if next == len {
+                return Err(Fail::Decode("Unterminated string starting at", begin));
+            }
+            let esc = self.s[next];
+            if esc != 'u' {
+                end = next + 1;
+                let ch = match esc {
+                    '"' => '"',
+                    '\\' => '\\',
+                    '/' => '/',
+                    'b' => '\u{8}',
+                    'f' => '\u{c}',
+                    'n' => '\n',
+                    'r' => '\r',
+                    't' => '\t',
+                    _ => return Err(Fail::Decode("Invalid \\escape", end - 2)),
+                };
+                out.push(ch);
+                continue;
+            }
+            next += 1;
+            end = next + 4;
+            if end >= len {
+                return Err(Fail::Decode("Invalid \\uXXXX escape", next - 1));
+            }
+            let mut code = self
+                .hex4(next)
+                .ok_or(Fail::Decode("Invalid \\uXXXX escape", end - 5))?;
+            if (0xd800..=0xdbff).contains(&code)
+                && end + 6 < len
+                && self.s[end] == '\\'
+                && self.s[end + 1] == 'u'
+            {
+                let low = self
+                    .hex4(end + 2)
+                    .ok_or(Fail::Decode("Invalid \\uXXXX escape", end + 1))?;
+                if (0xdc00..=0xdfff).contains(&low) {
+                    code = 0x10000 + (((code - 0xd800) << 10) | (low - 0xdc00));
+                    end += 6;
+                }
+            }
+            // A lone surrogate cannot live in a Rust string: see module docs.
+            out.push(char::from_u32(code).unwrap_or('\u{fffd}'));
+        }
+    }
+
+    /// Four hex digits at `i`, if they are there.
+    fn hex4(&self, i: usize) -> Option<u32> {
+        let mut v = 0;
+        for k in 0..4 {
+            v = (v << 4) | self.at(i + k)?.to_digit(16)?;
+        }
+        Some(v)
+    }
+}
+
+/// Python's `json.dumps(s)` for a `str` with the default `ensure_ascii=True`:
+/// everything outside printable ASCII is written as `\uXXXX` (astral
+/// characters as a surrogate pair), with the short escapes for `\b\f\n\r\t`.
+pub fn json_dumps_ascii(s: &str) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            ' '..='~' => out.push(c),
+            _ => {
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    let _ = write!(out, "\\u{:04x}", unit);
+                }
+            }
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(s: &str) -> String {
+        json_loads(s).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn values() {
+        assert_eq!(
+            json_loads(" [1, -0, 1.5, true, null, \"a\"] ")
+                .unwrap()
+                .to_json_string(),
+            "[1, 0, 1.5, true, null, \"a\"]"
+        );
+        let v = json_loads("[NaN, Infinity, -Infinity]").unwrap();
+        let l = v.as_list().unwrap();
+        assert!(matches!(l[0], Value::Float(f) if f.is_nan()));
+        assert_eq!(l[2], Value::Float(f64::NEG_INFINITY));
+        let big = json_loads("-123456789012345678901234567890").unwrap();
+        assert_eq!(
+            big,
+            Value::from_bigint("-123456789012345678901234567890".parse().unwrap())
+        );
+        assert_eq!(json_loads("1E400").unwrap(), Value::Float(f64::INFINITY));
+    }
+
+    #[test]
+    fn duplicate_keys_keep_first_position() {
+        let v = json_loads(r#"{"a": 1, "b": 2, "a": 3}"#).unwrap();
+        assert_eq!(v.to_json_string(), r#"{"a": 3, "b": 2}"#);
+    }
+
+    #[test]
+    fn strings_and_escapes() {
+        assert_eq!(
+            json_loads(r#""\ud83d\ude00\n\/""#).unwrap(),
+            Value::Str("😀\n/".into())
+        );
+        assert_eq!(
+            json_loads(r#""\ud800x""#).unwrap(),
+            Value::Str("\u{fffd}x".into())
+        );
+        assert_eq!(
+            err(r#""\u12""#),
+            "Invalid \\uXXXX escape: line 1 column 3 (char 2)"
+        );
+        assert_eq!(
+            err("\"a\u{1}\""),
+            "Invalid control character at: line 1 column 3 (char 2)"
+        );
+        assert_eq!(
+            err("\"abc"),
+            "Unterminated string starting at: line 1 column 1 (char 0)"
+        );
+        assert_eq!(err(r#""\x""#), "Invalid \\escape: line 1 column 2 (char 1)");
+    }
+
+    #[test]
+    fn error_positions() {
+        assert_eq!(err("[1,]"), "Expecting value: line 1 column 4 (char 3)");
+        assert_eq!(
+            err("{\"a\":1,}"),
+            "Expecting property name enclosed in double quotes: line 1 column 8 (char 7)"
+        );
+        assert_eq!(
+            err("[1 2]"),
+            "Expecting ',' delimiter: line 1 column 4 (char 3)"
+        );
+        assert_eq!(
+            err("{\"a\" 1}"),
+            "Expecting ':' delimiter: line 1 column 6 (char 5)"
+        );
+        assert_eq!(err("-"), "Expecting value: line 1 column 1 (char 0)");
+        assert_eq!(err("1 2"), "Extra data: line 1 column 3 (char 2)");
+        assert_eq!(err("\n\n  x"), "Expecting value: line 3 column 3 (char 4)");
+        assert_eq!(
+            err("\u{feff}1"),
+            "Unexpected UTF-8 BOM (decode using utf-8-sig): line 1 column 1 (char 0)"
+        );
+        assert_eq!(err(""), "Expecting value: line 1 column 1 (char 0)");
+    }
+
+    #[test]
+    fn limits() {
+        let deep = |d: usize| format!("{}{}", "[".repeat(d), "]".repeat(d));
+        assert!(json_loads(&deep(JSON_MAX_DEPTH)).is_ok());
+        let e = json_loads(&deep(JSON_MAX_DEPTH + 1)).unwrap_err();
+        assert_eq!(e.python_type(), "RecursionError");
+        assert!(json_loads(&"1".repeat(4300)).is_ok());
+        let e = json_loads(&format!("-{}", "1".repeat(4301))).unwrap_err();
+        assert_eq!(e.python_type(), "ValueError");
+        assert!(e.to_string().contains("value has 4301 digits"));
+    }
+
+    #[test]
+    fn dumps_ascii() {
+        assert_eq!(
+            json_dumps_ascii("a\"\\\n\u{1}é😀\u{7f}"),
+            r#""a\"\\\n\u0001\u00e9\ud83d\ude00\u007f""#
+        );
+    }
+}
