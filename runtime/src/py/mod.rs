@@ -40,6 +40,10 @@ pub enum PyExc {
     RecursionError,
     /// `regex.error`: a `tag_pattern` that does not compile.
     RegexError,
+    /// Not raised by the reference: `pyre` ran out of its backtracking
+    /// budget, where Python's `regex` would keep searching (for a very long
+    /// time). Reported as `RuntimeError`.
+    RuntimeError,
 }
 
 impl PyExc {
@@ -52,6 +56,7 @@ impl PyExc {
             PyExc::KeyError => "KeyError",
             PyExc::RecursionError => "RecursionError",
             PyExc::RegexError => "error",
+            PyExc::RuntimeError => "RuntimeError",
         }
     }
 }
