@@ -38,7 +38,7 @@ const MAX_TEMPLATE_DEPTH: usize = 400;
 /// How many lists deep the reference's `_coerce_tool_calls` can recurse
 /// before CPython's recursion limit (two frames per list: the call and its
 /// list comprehension), measured on the reference.
-const MAX_COERCE_LIST_DEPTH: usize = 495;
+const MAX_COERCE_LIST_DEPTH: usize = 496;
 
 /// What is left of the recursion limit for `json.loads` in `_coerce` when the
 /// coerced value is not inside any list (measured on the reference); each
