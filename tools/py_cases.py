@@ -454,6 +454,19 @@ def transform_cases():
             cases.append({"kind": "field", "content": "json", "text": text,
                           "captures": {"name": "f"} if transform is not None else {},
                           "transform": transform, "tools": tools})
+    # Dotted placeholders into random content: found, missing keys, indexing
+    # into non-dicts of every type.
+    def nested(depth=0):
+        r = R.random()
+        if depth > 2 or r < 0.3:
+            return R.choice([1, 2.5, None, True, "s", [1, {"a": 1}], {}])
+        return {k: nested(depth + 1) for k in R.sample(["a", "b", "é", "1", "_"], R.randrange(1, 4))}
+    for _ in range(80):
+        root = R.choice(["content", "content", "content", "name", "other"])
+        path = root + "".join("." + R.choice(["a", "b", "é", "1", "_", "x"]) for _ in range(R.randrange(0, 4)))
+        transform = R.choice([{"v": "{" + path + "}"}, ["{" + path + "}", "{content}"], "{" + path + "}"])
+        cases.append({"kind": "field", "content": "json", "text": json.dumps(nested()), "captures": {"name": "n"},
+                      "transform": transform})
     # Captures and content that collide; transform_each.
     cases.append({"kind": "field", "content": "json", "text": '{"x": 1}', "captures": {"content": "cap"},
                   "transform": {"c": "{content}"}})
