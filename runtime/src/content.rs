@@ -93,15 +93,17 @@ enum Delims {
     Literal(String, String),
     /// A marker given as a list or dict: `regex.escape` then joins its items
     /// without escaping multi-character ones, so the result is a real
-    /// pattern (`escape(open) + "(.*?)" + escape(close)`), run by `pyre`.
-    Pattern(String),
+    /// pattern (`escape(open) + "(.*?)" + escape(close)`), run by `pyre`;
+    /// compiled here, or the `regex.error` of compiling it.
+    Pattern(Result<Regex, PyErr>),
 }
 
 /// The `xml-inline` parser's arguments.
 #[derive(Clone, Debug)]
 struct XmlArgs {
-    /// `tag_pattern` as a string, or the error of using it.
-    pattern: Result<String, PyErr>,
+    /// `tag_pattern` as written and compiled (once, here, as Python's
+    /// pattern cache does), or the error of using it.
+    pattern: Result<(String, Regex), PyErr>,
     value_parser: SubParser,
     merge: bool,
 }
@@ -194,7 +196,9 @@ impl ContentSpec {
                         None | Some(Value::Null) => Err(PyErr::value(
                             "xml-inline: 'tag_pattern' content_arg is required",
                         )),
-                        Some(Value::Str(p)) => Ok(p.clone()),
+                        Some(Value::Str(p)) => {
+                            Regex::new(p).map(|re| (p.clone(), re)).map_err(regex_error)
+                        }
                         Some(v @ (Value::List(_) | Value::Map(_))) => Err(unhashable(v)),
                         Some(_) => Err(PyErr::type_error(
                             "first argument must be a string or compiled pattern",
@@ -391,7 +395,9 @@ impl JsonArgs {
                 Ok(Delims::Literal(open, close)) => {
                     cut_delimited(&working, open, close, &mut captured)
                 }
-                Ok(Delims::Pattern(pattern)) => cut_by_pattern(&working, pattern, &mut captured)?,
+                Ok(Delims::Pattern(re)) => {
+                    cut_by_pattern(&working, re.as_ref().map_err(Clone::clone)?, &mut captured)?
+                }
             };
         }
         if self.unquoted_keys {
@@ -442,9 +448,9 @@ impl JsonArgs {
         match self.pairs.first() {
             Some(Err(e)) => return Err(e.clone()),
             Some(Ok(Delims::Literal(..))) => return Err(sub_on_none),
-            Some(Ok(Delims::Pattern(p))) => {
+            Some(Ok(Delims::Pattern(re))) => {
                 // `re.sub` compiles the pattern before it looks at the text.
-                Regex::new(p).map_err(regex_error)?;
+                re.as_ref().map_err(Clone::clone)?;
                 return Err(sub_on_none);
             }
             None => {}
@@ -569,7 +575,9 @@ impl Delims {
         let close = Marker::build(close)?;
         Ok(match (open, close) {
             (Marker::Literal(o), Marker::Literal(c)) => Delims::Literal(o, c),
-            (o, c) => Delims::Pattern(format!("{}(.*?){}", o.pattern(), c.pattern())),
+            (o, c) => Delims::Pattern(
+                Regex::new(&format!("{}(.*?){}", o.pattern(), c.pattern())).map_err(regex_error),
+            ),
         })
     }
 }
@@ -636,10 +644,9 @@ fn cut_delimited(
 /// The same substitution for a pattern-form pair, through `pyre`.
 fn cut_by_pattern(
     text: &str,
-    pattern: &str,
+    re: &Regex,
     captured: &mut Vec<Option<String>>,
 ) -> Result<String, PyErr> {
-    let re = Regex::new(pattern).map_err(regex_error)?;
     let mut out = String::with_capacity(text.len());
     let mut pos = 0;
     for m in re.find_iter(text) {
@@ -693,8 +700,7 @@ fn quote_bare_keys(text: &str) -> String {
 impl XmlArgs {
     /// `_xml_inline(text, args)`.
     fn run(&self, text: Input<'_>, json_depth: usize) -> Result<Value, PyErr> {
-        let pattern = self.pattern.as_ref().map_err(Clone::clone)?;
-        let re = Regex::new(pattern).map_err(regex_error)?;
+        let (pattern, re) = self.pattern.as_ref().map_err(Clone::clone)?;
         let Input::Str(text) = text else {
             return Err(PyErr::type_error(
                 "a bytes-like object is required, not 'NoneType'",
