@@ -1,0 +1,837 @@
+//! The streaming parser.
+//!
+//! # Semantics
+//!
+//! The outcome is the reference's one-shot parse: the prompt (`prefix`) fed
+//! first, then the whole generation in one piece, then `finalize`. Streaming
+//! never changes it, whatever the chunking.
+//!
+//! Two phases get there:
+//!
+//! - **The prefix** is processed once, at construction, exactly as the
+//!   reference processes a feed: its matcher's partial-match rules decide what
+//!   it commits and holds at the prompt's end (and so which events are
+//!   *initial*). That uses the regex directly ([`crate::pyre`]): the prefix
+//!   is short and seen once.
+//! - **The generation** is scanned by [`StreamScan`], which commits a
+//!   delimiter only once no future text can change the choice, and releases
+//!   text as soon as no delimiter can start in it. On the whole text this
+//!   makes the same choices as the reference's one-shot parse, so every
+//!   chunking gives the one-shot result.
+//!
+//! Errors in the model's output (a region that does not parse, a transform
+//! that finds no value, a required field never written) are returned as
+//! [`ParseError`]s that carry the field, the byte offset of the region and its
+//! raw text. After an error the parser refuses further input with the same
+//! error.
+
+use crate::event::{Event, OwnedEvent};
+use crate::scan::delimiter::Delimiter;
+use crate::scan::stream::{Decision, Guards, Hay, Kind, ScanError, StreamScan, WatchSet, named_groups};
+use crate::scan::table::MATCH;
+use crate::template::Template;
+use crate::transform::{ToolSchemas, finish_region};
+use crate::value::{Map, Value};
+
+/// What went wrong while parsing model output.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ParseErrorKind {
+    /// A region's text did not parse with its content parser, its transform
+    /// failed, or `join` met a value that is not a string.
+    Field,
+    /// The tool definitions given to the parser are not a list of tools.
+    Tools,
+    /// Fields marked `optional: false` were never written.
+    MissingFields(Vec<String>),
+    /// `feed` or `finalize` after `finalize`.
+    Finalized,
+    /// The bytes fed are not valid UTF-8.
+    InvalidUtf8,
+    /// Delimiters that match the empty string keep matching at one place
+    /// (the reference would loop forever here).
+    NoProgress,
+    /// The backtracking matcher gave up on a delimiter (step budget).
+    MatcherBudget,
+    /// An internal inconsistency (a bug in retort), reported rather than hidden.
+    Internal,
+}
+
+/// An error in model output, with everything needed to recover the text.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParseError {
+    /// What kind of error.
+    pub kind: ParseErrorKind,
+    /// The field whose region failed, if the error is about one.
+    pub field: Option<String>,
+    /// Byte offset, in the parser's text (the truncated prompt followed by
+    /// the generation), where the failing region's body starts, or where the
+    /// problem was found.
+    pub offset: usize,
+    /// The raw text of the failing region (or the offending bytes), so that
+    /// nothing the model wrote is lost.
+    pub raw: String,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.field {
+            Some(field) => write!(f, "field '{field}' at byte {}: {}", self.offset, self.message),
+            None => write!(f, "at byte {}: {}", self.offset, self.message),
+        }
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// An event as the parser records it: chunk text stays in the parser's text
+/// buffer until the next call.
+#[derive(Clone, Copy, Debug)]
+enum RawEvent {
+    Open(u16),
+    Chunk { field: u16, start: usize, end: usize },
+    Close { field: u16, value: usize },
+}
+
+/// The text the parser holds: a window of the parser's text, addressed by
+/// absolute offsets.
+#[derive(Clone, Debug, Default)]
+struct TextBuf {
+    buf: String,
+    base: usize,
+}
+
+impl TextBuf {
+    fn len(&self) -> usize {
+        self.base + self.buf.len()
+    }
+    fn slice(&self, a: usize, b: usize) -> &str {
+        &self.buf[a - self.base..b - self.base]
+    }
+    fn hay(&self) -> Hay<'_> {
+        Hay { text: &self.buf, base: self.base }
+    }
+    /// Forgets text before `keep` (kept on a character boundary), when that
+    /// frees at least half the buffer, so that the copying is amortised.
+    fn compact(&mut self, keep: usize) {
+        let mut cut = keep.saturating_sub(self.base);
+        while cut > 0 && !self.buf.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        if cut > 0 && cut * 2 >= self.buf.len() {
+            self.buf.drain(..cut);
+            self.base += cut;
+        }
+    }
+}
+
+/// Lookbehind trackers over the whole text, with their results for the
+/// positions the scanner may still start threads at.
+#[derive(Clone, Debug, Default)]
+struct GuardState {
+    states: Vec<u32>,
+    /// `bits[i - bits_base]`: bit `t` set when tracker `t` holds at offset `i`.
+    bits: Vec<u32>,
+    bits_base: usize,
+    /// The bits at the end of the text, once the end is known.
+    end_bits: Option<u32>,
+}
+
+impl Guards for GuardState {
+    fn holds(&self, t: u16, at: usize) -> bool {
+        let word = match at.checked_sub(self.bits_base).and_then(|i| self.bits.get(i)) {
+            Some(w) => *w,
+            None => self.end_bits.unwrap_or(0),
+        };
+        word & (1 << t) != 0
+    }
+}
+
+/// A streaming parser for one generation.
+///
+/// Created by [`Template::parser`]; feed it text with [`Parser::feed`] and
+/// end with [`Parser::finalize`].
+#[derive(Clone, Debug)]
+pub struct Parser<'t> {
+    t: &'t Template,
+    tools: Option<ToolSchemas>,
+    text: TextBuf,
+    pos: usize,
+    current: Option<u16>,
+    opened: bool,
+    body: String,
+    body_start: usize,
+    captures: Vec<(String, String)>,
+    output: Map,
+    scan: StreamScan,
+    guards: GuardState,
+    stuck: bool,
+    finalized: bool,
+    failed: Option<ParseError>,
+    /// Zero-width commits in a row at `pos`, to detect the reference's
+    /// endless loops.
+    idle_commits: usize,
+    raw: Vec<RawEvent>,
+    values: Vec<Value>,
+    initial: Vec<OwnedEvent>,
+    /// A partial UTF-8 sequence left over by [`Parser::feed_bytes`].
+    pending_utf8: Vec<u8>,
+}
+
+/// The events of one call, borrowing from the parser.
+#[derive(Clone, Copy, Debug)]
+pub struct Events<'p> {
+    raw: &'p [RawEvent],
+    values: &'p [Value],
+    text: &'p TextBuf,
+    t: &'p Template,
+}
+
+impl<'p> Events<'p> {
+    /// Number of events.
+    pub fn len(&self) -> usize {
+        self.raw.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.raw.is_empty()
+    }
+
+    /// The `i`-th event.
+    pub fn get(&self, i: usize) -> Option<Event<'p>> {
+        self.raw.get(i).map(|r| self.event(*r))
+    }
+
+    fn event(&self, r: RawEvent) -> Event<'p> {
+        let name = |f: u16| self.t.fields[f as usize].name.as_str();
+        match r {
+            RawEvent::Open(f) => Event::RegionOpen { field: name(f) },
+            RawEvent::Chunk { field, start, end } => Event::RegionChunk {
+                field: name(field),
+                text: self.text.slice(start, end),
+                dirty: self.t.fields[field as usize].dirty,
+            },
+            RawEvent::Close { field, value } => Event::RegionClose { field: name(field), value: &self.values[value] },
+        }
+    }
+
+    /// The events, in order.
+    pub fn iter(&self) -> impl Iterator<Item = Event<'p>> + '_ {
+        self.raw.iter().map(|r| self.event(*r))
+    }
+
+    /// Copies the events out.
+    pub fn to_vec(&self) -> Vec<OwnedEvent> {
+        self.iter().map(|e| e.to_owned_event()).collect()
+    }
+}
+
+impl<'p> IntoIterator for Events<'p> {
+    type Item = Event<'p>;
+    type IntoIter = EventsIter<'p>;
+    fn into_iter(self) -> EventsIter<'p> {
+        EventsIter { events: self, next: 0 }
+    }
+}
+
+/// Iterator over [`Events`].
+#[derive(Clone, Debug)]
+pub struct EventsIter<'p> {
+    events: Events<'p>,
+    next: usize,
+}
+
+impl<'p> Iterator for EventsIter<'p> {
+    type Item = Event<'p>;
+    fn next(&mut self) -> Option<Event<'p>> {
+        let e = self.events.get(self.next)?;
+        self.next += 1;
+        Some(e)
+    }
+}
+
+impl Template {
+    /// A parser for one generation. `prefix` is the prompt that was sent to
+    /// the model (pass `""` if the generation holds the whole message): chat
+    /// templates often write the start of the assistant message (an open
+    /// `<think>`, say), and the parser must see it.
+    pub fn parser(&self, prefix: &str) -> Result<Parser<'_>, ParseError> {
+        Parser::new(self, prefix, None)
+    }
+
+    /// A parser that also casts tool-call arguments by the declared types of
+    /// `tools` (OpenAI-style tool definitions, as a JSON list).
+    pub fn parser_with_tools(&self, prefix: &str, tools: &Value) -> Result<Parser<'_>, ParseError> {
+        let schemas = ToolSchemas::from_tools(tools).map_err(|e| ParseError {
+            kind: ParseErrorKind::Tools,
+            field: None,
+            offset: 0,
+            raw: String::new(),
+            message: e.to_string(),
+        })?;
+        Parser::new(self, prefix, Some(schemas))
+    }
+
+    /// Parses a complete generation in one go and returns the message.
+    pub fn parse(&self, text: &str, prefix: &str) -> Result<Map, ParseError> {
+        let mut p = self.parser(prefix)?;
+        p.feed(text)?;
+        Ok(p.finalize()?.0)
+    }
+}
+
+impl<'t> Parser<'t> {
+    fn new(t: &'t Template, prefix: &str, tools: Option<ToolSchemas>) -> Result<Parser<'t>, ParseError> {
+        let mut p = Parser {
+            t,
+            tools: tools.filter(|s| !s.is_empty()),
+            text: TextBuf::default(),
+            pos: 0,
+            current: t.implicit,
+            opened: false,
+            body: String::new(),
+            body_start: 0,
+            captures: Vec::new(),
+            output: t.defaults.clone(),
+            scan: StreamScan::default(),
+            guards: GuardState { states: t.trackers.tables.iter().map(|tb| tb.start(None)).collect(), ..GuardState::default() },
+            stuck: false,
+            finalized: false,
+            failed: None,
+            idle_commits: 0,
+            raw: Vec::new(),
+            values: Vec::new(),
+            initial: Vec::new(),
+            pending_utf8: Vec::new(),
+        };
+        let truncated = truncate_past_last_anchor(&t.start_anchor, prefix)?;
+        if !truncated.is_empty() {
+            p.text.buf.push_str(truncated);
+            p.track(0);
+            p.consume_prefix()?;
+            let events = p.events();
+            p.initial = events.to_vec();
+            p.raw.clear();
+            p.values.clear();
+        }
+        let ws = p.watch_set();
+        p.scan.reset(ws, p.pos);
+        Ok(p)
+    }
+
+    /// The events produced by the prompt (regions it opened or wrote),
+    /// to replay before the model's output.
+    pub fn initial_events(&self) -> &[OwnedEvent] {
+        &self.initial
+    }
+
+    /// The template this parser runs.
+    pub fn template(&self) -> &'t Template {
+        self.t
+    }
+
+    /// Feeds the next piece of the generation and returns the events it
+    /// produced. The events borrow the parser until the next call.
+    pub fn feed(&mut self, text: &str) -> Result<Events<'_>, ParseError> {
+        self.begin_call()?;
+        if !self.stuck && !text.is_empty() {
+            let from = self.text.len();
+            self.text.buf.push_str(text);
+            self.track(from);
+            if let Err(e) = self.process(false) {
+                return Err(self.fail(e));
+            }
+        }
+        Ok(self.events())
+    }
+
+    /// Feeds raw bytes. A UTF-8 sequence split across calls is kept until its
+    /// end arrives; bytes that are not UTF-8 are an error.
+    pub fn feed_bytes(&mut self, bytes: &[u8]) -> Result<Events<'_>, ParseError> {
+        let mut data = std::mem::take(&mut self.pending_utf8);
+        data.extend_from_slice(bytes);
+        let valid = match std::str::from_utf8(&data) {
+            Ok(_) => data.len(),
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            Err(e) => {
+                let at = self.text.len() + e.valid_up_to();
+                let bad = e.error_len().unwrap_or(1);
+                let raw = String::from_utf8_lossy(&data[e.valid_up_to()..e.valid_up_to() + bad]).into_owned();
+                return Err(self.fail(ParseError {
+                    kind: ParseErrorKind::InvalidUtf8,
+                    field: None,
+                    offset: at,
+                    raw,
+                    message: format!("invalid UTF-8 at byte {at}"),
+                }));
+            }
+        };
+        let tail = data.split_off(valid);
+        let text = String::from_utf8(data).map_err(|_| ParseError {
+            kind: ParseErrorKind::Internal,
+            field: None,
+            offset: self.text.len(),
+            raw: String::new(),
+            message: "UTF-8 prefix check failed".into(),
+        })?;
+        self.pending_utf8 = tail;
+        // `feed` borrows self for the result, so copy the text in first.
+        self.feed(&text)
+    }
+
+    /// Ends the generation: settles what was held, closes the open region,
+    /// checks required fields, and returns the message with the last events.
+    pub fn finalize(&mut self) -> Result<(Map, Events<'_>), ParseError> {
+        self.begin_call()?;
+        if !self.pending_utf8.is_empty() {
+            let at = self.text.len();
+            let raw = String::from_utf8_lossy(&self.pending_utf8).into_owned();
+            return Err(self.fail(ParseError {
+                kind: ParseErrorKind::InvalidUtf8,
+                field: None,
+                offset: at,
+                raw,
+                message: format!("the input ends inside a UTF-8 sequence at byte {at}"),
+            }));
+        }
+        if !self.stuck {
+            self.end_guards();
+            if let Err(e) = self.process(true) {
+                return Err(self.fail(e));
+            }
+        }
+        let missing: Vec<String> = self
+            .t
+            .fields
+            .iter()
+            .filter(|f| !f.optional && !self.output.contains_key(&f.name))
+            .map(|f| f.name.clone())
+            .collect();
+        if !missing.is_empty() {
+            let message = format!(
+                "Required response_template fields missing from parsed output: [{}]",
+                missing.iter().map(|m| format!("'{m}'")).collect::<Vec<_>>().join(", ")
+            );
+            let e = ParseError {
+                kind: ParseErrorKind::MissingFields(missing),
+                field: None,
+                offset: self.text.len(),
+                raw: String::new(),
+                message,
+            };
+            return Err(self.fail(e));
+        }
+        self.finalized = true;
+        let defaults = &self.t.defaults;
+        let output = std::mem::take(&mut self.output);
+        let message: Map = output.into_iter().filter(|(k, v)| defaults.contains_key(k) || !v.is_empty_value()).collect();
+        Ok((message, self.events()))
+    }
+
+    fn begin_call(&mut self) -> Result<(), ParseError> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        if self.finalized {
+            return Err(ParseError {
+                kind: ParseErrorKind::Finalized,
+                field: None,
+                offset: self.text.len(),
+                raw: String::new(),
+                message: "ResponseParser already finalized".into(),
+            });
+        }
+        self.raw.clear();
+        self.values.clear();
+        let keep = if self.t.needs_history { 0 } else { self.pos.saturating_sub(4) };
+        self.text.compact(keep);
+        self.trim_guards();
+        Ok(())
+    }
+
+    fn fail(&mut self, e: ParseError) -> ParseError {
+        self.failed = Some(e.clone());
+        e
+    }
+
+    fn events(&self) -> Events<'_> {
+        Events { raw: &self.raw, values: &self.values, text: &self.text, t: self.t }
+    }
+
+    fn watch_set(&self) -> &'t WatchSet {
+        let i = match self.current {
+            Some(f) if Some(f) != self.t.implicit => f as usize,
+            _ => self.t.fields.len(),
+        };
+        &self.t.watch_sets[i]
+    }
+
+    // ----- lookbehind trackers -------------------------------------------
+
+    /// Runs the trackers over the text from `from` to the end.
+    fn track(&mut self, from: usize) {
+        let tables = &self.t.trackers.tables;
+        if tables.is_empty() {
+            return;
+        }
+        if self.guards.bits.is_empty() {
+            self.guards.bits_base = from;
+        }
+        let bytes = self.text.buf.as_bytes();
+        for i in from..self.text.len() {
+            let b = bytes[i - self.text.base];
+            let mut word = 0u32;
+            for (t, table) in tables.iter().enumerate() {
+                let q = table.next(self.guards.states[t], b);
+                self.guards.states[t] = q;
+                if table.flags(q) & MATCH != 0 {
+                    word |= 1 << t;
+                }
+            }
+            self.guards.bits.push(word);
+        }
+    }
+
+    fn end_guards(&mut self) {
+        let tables = &self.t.trackers.tables;
+        if tables.is_empty() {
+            return;
+        }
+        let mut word = 0u32;
+        for (t, table) in tables.iter().enumerate() {
+            if table.flags(table.next_eoi(self.guards.states[t])) & MATCH != 0 {
+                word |= 1 << t;
+            }
+        }
+        self.guards.end_bits = Some(word);
+    }
+
+    fn trim_guards(&mut self) {
+        if self.guards.bits.is_empty() {
+            return;
+        }
+        let drop = self.pos.saturating_sub(self.guards.bits_base);
+        if drop > 0 && drop * 2 >= self.guards.bits.len() {
+            self.guards.bits.drain(..drop.min(self.guards.bits.len()));
+            self.guards.bits_base += drop;
+        }
+    }
+
+    // ----- regions ---------------------------------------------------------
+
+    /// Routes text `[a, b)` to the current region (dropped if there is none).
+    fn route(&mut self, a: usize, b: usize) {
+        let Some(f) = self.current else { return };
+        if a >= b {
+            return;
+        }
+        if !self.opened {
+            self.raw.push(RawEvent::Open(f));
+            self.opened = true;
+            self.body_start = a;
+        }
+        self.body.push_str(self.text.slice(a, b));
+        // Adjacent pieces of one region are one chunk.
+        if let Some(RawEvent::Chunk { field, end, .. }) = self.raw.last_mut() {
+            if *field == f && *end == a {
+                *end = b;
+                return;
+            }
+        }
+        self.raw.push(RawEvent::Chunk { field: f, start: a, end: b });
+    }
+
+    fn reset_to_implicit(&mut self) {
+        self.current = self.t.implicit;
+        self.captures.clear();
+        self.body.clear();
+        self.opened = false;
+    }
+
+    fn close_current(&mut self) -> Result<(), ParseError> {
+        let Some(f) = self.current.filter(|_| self.opened) else {
+            self.reset_to_implicit();
+            return Ok(());
+        };
+        let field = &self.t.fields[f as usize];
+        let value = finish_region(
+            &field.content,
+            field.transform.as_ref(),
+            field.transform_each,
+            &self.body,
+            &self.captures,
+            &field.name,
+            self.tools.as_ref(),
+        )
+        .map_err(|e| ParseError {
+            kind: ParseErrorKind::Field,
+            field: Some(field.name.clone()),
+            offset: self.body_start,
+            raw: self.body.clone(),
+            message: e.to_string(),
+        })?;
+        if let Some(sep) = &field.join {
+            let Value::Str(piece) = &value else {
+                return Err(ParseError {
+                    kind: ParseErrorKind::Field,
+                    field: Some(field.name.clone()),
+                    offset: self.body_start,
+                    raw: self.body.clone(),
+                    message: format!(
+                        "Field '{}': 'join' requires each match to parse to a string, got {}.",
+                        field.name,
+                        value.type_name()
+                    ),
+                });
+            };
+            let joined = match self.output.get(&field.name) {
+                // Python's `previous is None` test: a default of `null` counts
+                // as no previous value; any other previous value must be a
+                // string to concatenate.
+                None | Some(Value::Null) => piece.clone(),
+                Some(Value::Str(prev)) => format!("{prev}{sep}{piece}"),
+                Some(other) => {
+                    return Err(ParseError {
+                        kind: ParseErrorKind::Field,
+                        field: Some(field.name.clone()),
+                        offset: self.body_start,
+                        raw: self.body.clone(),
+                        message: format!(
+                            "can only concatenate str (not \"{}\") to str in field '{}'",
+                            other.type_name(),
+                            field.name
+                        ),
+                    });
+                }
+            };
+            self.output.insert(field.name.clone(), Value::Str(joined));
+        } else if field.repeats {
+            match self.output.get_mut(&field.name) {
+                Some(Value::List(items)) => items.push(value.clone()),
+                None => {
+                    self.output.insert(field.name.clone(), Value::List(vec![value.clone()]));
+                }
+                Some(other) => {
+                    return Err(ParseError {
+                        kind: ParseErrorKind::Field,
+                        field: Some(field.name.clone()),
+                        offset: self.body_start,
+                        raw: self.body.clone(),
+                        message: format!("'{}' object has no attribute 'append'", other.type_name()),
+                    });
+                }
+            }
+        } else {
+            self.output.insert(field.name.clone(), value.clone());
+        }
+        self.values.push(value);
+        self.raw.push(RawEvent::Close { field: f, value: self.values.len() - 1 });
+        self.reset_to_implicit();
+        Ok(())
+    }
+
+    fn open_explicit(&mut self, f: u16, captures: Vec<(String, String)>, at: usize) {
+        self.current = Some(f);
+        self.captures = captures;
+        self.body.clear();
+        self.opened = true;
+        self.body_start = at;
+        self.raw.push(RawEvent::Open(f));
+    }
+
+    /// Applies a delimiter match. Returns whether the reference's loop goes
+    /// on (it stops after a zero-width close of a region that received
+    /// nothing).
+    fn commit(
+        &mut self,
+        kind: Kind,
+        field: u16,
+        start: usize,
+        end: usize,
+        captures: Vec<(String, String)>,
+    ) -> Result<bool, ParseError> {
+        self.route(self.pos, start);
+        if start == end && end == self.pos {
+            self.idle_commits += 1;
+            // Every state of the region machine has been visited at this
+            // offset without consuming text: the reference loops forever.
+            if self.idle_commits > 2 * (self.t.fields.len() + 2) {
+                return Err(ParseError {
+                    kind: ParseErrorKind::NoProgress,
+                    field: Some(self.t.fields[field as usize].name.clone()),
+                    offset: start,
+                    raw: String::new(),
+                    message: format!("delimiters keep matching the empty string at byte {start}"),
+                });
+            }
+        } else {
+            self.idle_commits = 0;
+        }
+        self.pos = end;
+        match kind {
+            Kind::Open => {
+                self.close_current()?;
+                self.open_explicit(field, captures, end);
+                Ok(true)
+            }
+            Kind::Close => {
+                let had_content = self.opened;
+                self.close_current()?;
+                Ok(had_content || start != end)
+            }
+        }
+    }
+
+    // ----- the generation: streaming scan -----------------------------------
+
+    fn process(&mut self, eos: bool) -> Result<(), ParseError> {
+        loop {
+            let ws = self.watch_set();
+            let delims: &[Delimiter] = &self.t.delimiters;
+            let hay = self.text.hay();
+            self.scan.advance(ws, delims, &hay, &self.guards, eos);
+            let decision = self.scan.decide(ws, delims, &hay, eos).map_err(|e| self.scan_error(e))?;
+            match decision {
+                Decision::Commit { entry, start, end, captures } => {
+                    let w = ws.entries[entry];
+                    if !self.commit(w.kind, w.field, start, end, captures)? {
+                        // The reference stops its loop here and finds the
+                        // same match on every later call: nothing more is
+                        // read.
+                        self.stuck = true;
+                        return Ok(());
+                    }
+                    let ws = self.watch_set();
+                    self.scan.reset(ws, self.pos);
+                }
+                Decision::Hold(hold) => {
+                    if eos {
+                        let len = self.text.len();
+                        self.route(self.pos, len);
+                        self.pos = len;
+                        self.close_current()?;
+                    } else if hold > self.pos {
+                        self.route(self.pos, hold);
+                        self.pos = hold;
+                    }
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    fn scan_error(&self, e: ScanError) -> ParseError {
+        match e {
+            ScanError::Budget => ParseError {
+                kind: ParseErrorKind::MatcherBudget,
+                field: self.current.map(|f| self.t.fields[f as usize].name.clone()),
+                offset: self.pos,
+                raw: self.text.slice(self.pos, self.text.len()).to_owned(),
+                message: "a delimiter pattern needs too many backtracking steps".into(),
+            },
+            ScanError::Disagree { pattern, at } => ParseError {
+                kind: ParseErrorKind::Internal,
+                field: None,
+                offset: at,
+                raw: self.text.slice(self.pos, self.text.len()).to_owned(),
+                message: format!("internal: the automaton and the regex disagree on {pattern:?} at byte {at}"),
+            },
+        }
+    }
+
+    // ----- the prefix: the reference's own feed -----------------------------
+
+    /// Processes the truncated prompt exactly as the reference's `feed`
+    /// does: per watched delimiter, `search(..., partial=True)`, then its
+    /// commit-or-hold rule.
+    fn consume_prefix(&mut self) -> Result<(), ParseError> {
+        let mut cache: Vec<Option<(usize, Option<PartialHit>)>> = vec![None; self.t.delimiters.len()];
+        loop {
+            let ws = self.watch_set();
+            let len = self.text.len();
+            let mut best: Option<((usize, usize, Kind, u16), usize, PartialHit)> = None;
+            let mut hold = len;
+            for (k, w) in ws.entries.iter().enumerate() {
+                let d = &self.t.delimiters[w.delim as usize];
+                let slot = &mut cache[w.delim as usize];
+                let fresh = match slot {
+                    Some((_, None)) => false,
+                    Some((_, Some(hit))) => hit.start < self.pos,
+                    None => true,
+                };
+                if fresh {
+                    let hit = search_partial(d, &self.text.buf, self.pos).map_err(|e| self.scan_error(e))?;
+                    *slot = Some((self.pos, hit));
+                }
+                let Some((_, Some(hit))) = slot.clone() else { continue };
+                let can_grow = hit.end == len && (hit.start == hit.end || d.ref_can_grow);
+                if hit.partial || can_grow {
+                    hold = hold.min(hit.start);
+                    continue;
+                }
+                let key = (hit.start, usize::MAX - (hit.end - hit.start), w.kind, w.name_rank);
+                if best.as_ref().is_none_or(|(b, _, _)| key < *b) {
+                    best = Some((key, k, hit));
+                }
+            }
+            match best {
+                Some((_, k, hit)) if hit.start < hold => {
+                    let w = ws.entries[k];
+                    if !self.commit(w.kind, w.field, hit.start, hit.end, hit.captures)? {
+                        return Ok(());
+                    }
+                }
+                _ => {
+                    if hold > self.pos {
+                        self.route(self.pos, hold);
+                        self.pos = hold;
+                    }
+                    return Ok(());
+                }
+            }
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct PartialHit {
+    start: usize,
+    end: usize,
+    partial: bool,
+    captures: Vec<(String, String)>,
+}
+
+fn search_partial(d: &Delimiter, hay: &str, pos: usize) -> Result<Option<PartialHit>, ScanError> {
+    let Some(m) = d.regex.search_partial(hay, pos)? else { return Ok(None) };
+    let caps = &m.captures;
+    Ok(Some(PartialHit {
+        start: caps.start(),
+        end: caps.end(),
+        partial: m.partial,
+        captures: if m.partial { Vec::new() } else { named_groups(d, hay, caps) },
+    }))
+}
+
+/// The prompt after the last match of the start anchor (all of it when the
+/// anchor does not occur), as `truncate_past_last_anchor` does with
+/// `finditer`.
+fn truncate_past_last_anchor<'a>(anchor: &Delimiter, prefix: &'a str) -> Result<&'a str, ParseError> {
+    let mut last_end = None;
+    for m in anchor.regex.find_iter(prefix) {
+        let m = m.map_err(|_| ParseError {
+            kind: ParseErrorKind::MatcherBudget,
+            field: None,
+            offset: 0,
+            raw: prefix.to_owned(),
+            message: "the start anchor pattern needs too many backtracking steps".into(),
+        })?;
+        last_end = Some(m.end());
+    }
+    Ok(match last_end {
+        Some(e) => &prefix[e..],
+        None => prefix,
+    })
+}

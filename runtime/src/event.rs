@@ -1,0 +1,137 @@
+//! Streaming events: a region opened, a chunk of its text, a region closed.
+//!
+//! [`Event`] borrows from the parser (the chunk text is a slice of the text
+//! the parser holds), so streaming plain text allocates nothing per feed.
+//! [`OwnedEvent`] is the same event with its own data.
+
+use crate::value::{NonFinite, Value, write_json_str};
+
+/// An event, borrowing its data from the parser that produced it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Event<'a> {
+    /// A region started: the model is now writing `field`.
+    RegionOpen {
+        /// The field's name.
+        field: &'a str,
+    },
+    /// A piece of the current region's text.
+    RegionChunk {
+        /// The field's name.
+        field: &'a str,
+        /// The text, exactly as the model wrote it.
+        text: &'a str,
+        /// Whether the text is raw material for a structured parser (`json`,
+        /// `xml-inline`, `kv-lines`) rather than part of the final value.
+        dirty: bool,
+    },
+    /// A region ended; `value` is its parsed (and transformed) value.
+    RegionClose {
+        /// The field's name.
+        field: &'a str,
+        /// The parsed value.
+        value: &'a Value,
+    },
+}
+
+/// An event that owns its data.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OwnedEvent {
+    /// See [`Event::RegionOpen`].
+    RegionOpen {
+        /// The field's name.
+        field: String,
+    },
+    /// See [`Event::RegionChunk`].
+    RegionChunk {
+        /// The field's name.
+        field: String,
+        /// The text.
+        text: String,
+        /// Whether the text is raw material for a structured parser.
+        dirty: bool,
+    },
+    /// See [`Event::RegionClose`].
+    RegionClose {
+        /// The field's name.
+        field: String,
+        /// The parsed value.
+        value: Value,
+    },
+}
+
+impl Event<'_> {
+    /// Copies the event's data into an [`OwnedEvent`].
+    pub fn to_owned_event(&self) -> OwnedEvent {
+        match *self {
+            Event::RegionOpen { field } => OwnedEvent::RegionOpen { field: field.to_owned() },
+            Event::RegionChunk { field, text, dirty } => {
+                OwnedEvent::RegionChunk { field: field.to_owned(), text: text.to_owned(), dirty }
+            }
+            Event::RegionClose { field, value } => {
+                OwnedEvent::RegionClose { field: field.to_owned(), value: value.clone() }
+            }
+        }
+    }
+
+    /// The field the event is about.
+    pub fn field(&self) -> &str {
+        match self {
+            Event::RegionOpen { field } | Event::RegionChunk { field, .. } | Event::RegionClose { field, .. } => field,
+        }
+    }
+
+    /// Writes the event as the reference's JSON object
+    /// (`{"type": "region_chunk", "field": ..., "text": ..., "dirty": ...}`).
+    pub fn write_json(&self, out: &mut String, style: NonFinite) {
+        match self {
+            Event::RegionOpen { field } => {
+                out.push_str("{\"type\": \"region_open\", \"field\": ");
+                write_json_str(out, field);
+            }
+            Event::RegionChunk { field, text, dirty } => {
+                out.push_str("{\"type\": \"region_chunk\", \"field\": ");
+                write_json_str(out, field);
+                out.push_str(", \"text\": ");
+                write_json_str(out, text);
+                out.push_str(if *dirty { ", \"dirty\": true" } else { ", \"dirty\": false" });
+            }
+            Event::RegionClose { field, value } => {
+                out.push_str("{\"type\": \"region_close\", \"field\": ");
+                write_json_str(out, field);
+                out.push_str(", \"value\": ");
+                value.write_json(out, style);
+            }
+        }
+        out.push('}');
+    }
+}
+
+impl OwnedEvent {
+    /// A borrowed view of the event.
+    pub fn as_event(&self) -> Event<'_> {
+        match self {
+            OwnedEvent::RegionOpen { field } => Event::RegionOpen { field },
+            OwnedEvent::RegionChunk { field, text, dirty } => Event::RegionChunk { field, text, dirty: *dirty },
+            OwnedEvent::RegionClose { field, value } => Event::RegionClose { field, value },
+        }
+    }
+}
+
+/// Merges consecutive chunks of one field and one `dirty` flag, as the
+/// conformance format compares them (how text is split across chunks is not
+/// part of the outcome).
+pub fn coalesce<'a>(events: impl IntoIterator<Item = Event<'a>>) -> Vec<OwnedEvent> {
+    let mut out: Vec<OwnedEvent> = Vec::new();
+    for ev in events {
+        if let Event::RegionChunk { field, text, dirty } = ev {
+            if let Some(OwnedEvent::RegionChunk { field: f, text: t, dirty: d }) = out.last_mut() {
+                if f == field && *d == dirty {
+                    t.push_str(text);
+                    continue;
+                }
+            }
+        }
+        out.push(ev.to_owned_event());
+    }
+    out
+}

@@ -1,0 +1,532 @@
+//! Response templates: loading, validation, and the compiled form the engine
+//! runs.
+//!
+//! Validation follows the reference's loader check by check, so that exactly
+//! the templates it rejects are rejected, and reports the first problem the
+//! reference would report. Each error names the rule, the JSON path, and —
+//! for templates loaded from text — the line and column.
+//!
+//! Some settings are deliberately *not* validated at load time because the
+//! reference does not validate them either: `content_args` are interpreted
+//! when a region is parsed (so a bad `tag_pattern` is an error only if such
+//! a region occurs), and `repeats` / `optional` use Python truthiness.
+
+pub mod error;
+pub mod locate;
+
+use crate::content::ContentSpec;
+use crate::py::{JsonError, json_loads, truthy};
+use crate::scan::delimiter::{Delimiter, Trackers};
+use crate::scan::stream::{Kind, Watch, WatchSet};
+use crate::transform::{Transform, validate_transform};
+use crate::value::{Map, Value};
+pub use error::{Rule, TemplateError};
+use locate::{Location, Seg};
+
+/// One field of a template: a key of the output message.
+#[derive(Clone, Debug)]
+pub struct Field {
+    /// The field's name (the message key).
+    pub name: String,
+    /// The delimiter that opens the region, or `None` for the implicit field.
+    pub open: Option<u16>,
+    /// The delimiter that closes the region, or `None` (runs to the end).
+    pub close: Option<u16>,
+    /// The content parser and its arguments.
+    pub content: ContentSpec,
+    /// Whether chunks of this region are raw text that needs parsing.
+    pub dirty: bool,
+    /// The value is a list; each region appends.
+    pub repeats: bool,
+    /// Matches are concatenated with this separator instead of listed.
+    pub join: Option<String>,
+    /// Whether the field may be absent from the message.
+    pub optional: bool,
+    /// The transform applied to the parsed body.
+    pub transform: Option<Transform>,
+    /// Whether the transform applies to each element of a list body.
+    pub transform_each: bool,
+    /// Rank of the name in sorted order (for the reference's last tie-break).
+    pub name_rank: u16,
+}
+
+/// A validated, compiled response template.
+#[derive(Clone, Debug)]
+pub struct Template {
+    pub(crate) defaults: Map,
+    pub(crate) fields: Vec<Field>,
+    pub(crate) implicit: Option<u16>,
+    pub(crate) start_anchor: Delimiter,
+    pub(crate) delimiters: Vec<Delimiter>,
+    pub(crate) trackers: Trackers,
+    /// `watch_sets[f]` for explicit field `f`; `watch_sets[fields.len()]` for
+    /// the implicit (or null) region.
+    pub(crate) watch_sets: Vec<WatchSet>,
+    pub(crate) needs_history: bool,
+}
+
+struct Problem {
+    rule: Rule,
+    path: Vec<Seg>,
+    message: String,
+}
+
+fn problem(rule: Rule, path: &[Seg], message: impl Into<String>) -> Problem {
+    Problem { rule, path: path.to_vec(), message: message.into() }
+}
+
+fn key(path: &[Seg], k: &str) -> Vec<Seg> {
+    let mut p = path.to_vec();
+    p.push(Seg::Key(k.to_owned()));
+    p
+}
+
+/// Formats a path as `fields.tool_calls.open[1]`.
+pub fn path_string(path: &[Seg]) -> String {
+    let mut out = String::new();
+    for seg in path {
+        match seg {
+            Seg::Key(k) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(k);
+            }
+            Seg::Index(i) => {
+                out.push_str(&format!("[{i}]"));
+            }
+        }
+    }
+    out
+}
+
+/// A Python-style repr of a list of names, for messages (`['a', 'b']`).
+fn py_list(names: &[&str]) -> String {
+    let inner: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
+    format!("[{}]", inner.join(", "))
+}
+
+const TEMPLATE_KEYS: [&str; 5] = ["version", "defaults", "fields", "start_anchor", "start_anchor_pattern"];
+const FIELD_KEYS: [&str; 11] = [
+    "open",
+    "open_pattern",
+    "close",
+    "close_pattern",
+    "content",
+    "content_args",
+    "repeats",
+    "join",
+    "optional",
+    "transform",
+    "transform_each",
+];
+const CONTENT_PARSERS: [&str; 7] = ["bool", "float", "int", "json", "kv-lines", "text", "xml-inline"];
+
+impl Template {
+    /// Loads a template from JSON text: either a bare response template, or a
+    /// `tokenizer_config.json` that holds one under `response_template`.
+    pub fn from_json(text: &str) -> Result<Template, TemplateError> {
+        let value = json_loads(text).map_err(|e| {
+            let location = match &e {
+                JsonError::Decode { pos, .. } => {
+                    let offset = text.char_indices().nth(*pos).map_or(text.len(), |(i, _)| i);
+                    Some(locate::location_of(text, offset))
+                }
+                _ => None,
+            };
+            TemplateError { rule: Rule::Json, path: String::new(), location, message: e.to_string() }
+        })?;
+        let (doc, base) = match &value {
+            Value::Map(m) if !m.contains_key("fields") && m.contains_key("response_template") => {
+                (&m["response_template"], vec![Seg::Key("response_template".into())])
+            }
+            _ => (&value, Vec::new()),
+        };
+        Self::build(doc, &base).map_err(|p| {
+            let location = locate::find(text, &p.path).map(|o| locate::location_of(text, o));
+            TemplateError { rule: p.rule, path: path_string(&p.path), location, message: p.message }
+        })
+    }
+
+    /// Loads a template from an already-parsed JSON value.
+    pub fn from_value(value: &Value) -> Result<Template, TemplateError> {
+        Self::build(value, &[]).map_err(|p| TemplateError {
+            rule: p.rule,
+            path: path_string(&p.path),
+            location: None,
+            message: p.message,
+        })
+    }
+
+    fn build(spec: &Value, base: &[Seg]) -> Result<Template, Problem> {
+        // _validate_template_shape
+        let Value::Map(spec) = spec else {
+            return Err(problem(
+                Rule::NotAnObject,
+                base,
+                format!("response_template must be a dict, got {}", spec.type_name()),
+            ));
+        };
+        if let Some(v) = spec.get("version") {
+            // Python compares with `!=`, so 1, 1.0 and true are all version 1.
+            let one = matches!(v, Value::Int(1) | Value::Bool(true)) || matches!(v, Value::Float(f) if *f == 1.0);
+            if !one {
+                return Err(problem(
+                    Rule::Version,
+                    &key(base, "version"),
+                    format!("Unsupported response_template version: {}", v.to_json_string()),
+                ));
+            }
+        }
+        let mut unknown: Vec<&str> =
+            spec.keys().map(String::as_str).filter(|k| !TEMPLATE_KEYS.contains(k)).collect();
+        if !unknown.is_empty() {
+            unknown.sort_unstable();
+            return Err(problem(
+                Rule::UnknownKey,
+                &key(base, unknown[0]),
+                format!("Unknown keys in response_template: {}", py_list(&unknown)),
+            ));
+        }
+        let defaults = match spec.get("defaults") {
+            None => Map::new(),
+            Some(Value::Map(m)) => m.clone(),
+            Some(_) => {
+                return Err(problem(
+                    Rule::DefaultsNotAnObject,
+                    &key(base, "defaults"),
+                    "response_template.defaults must be a dict",
+                ));
+            }
+        };
+        let fields_raw = match spec.get("fields") {
+            Some(Value::Map(m)) if !m.is_empty() => m,
+            _ => {
+                let at = if spec.contains_key("fields") { key(base, "fields") } else { base.to_vec() };
+                return Err(problem(Rule::NoFields, &at, "response_template.fields must be a non-empty dict"));
+            }
+        };
+
+        let mut trackers = Trackers::default();
+        let mut delimiters = Vec::new();
+        let mut fields = Vec::new();
+        let fields_path = key(base, "fields");
+        for (name, raw) in fields_raw {
+            let path = key(&fields_path, name);
+            fields.push(build_field(name, raw, &path, &mut delimiters, &mut trackers)?);
+        }
+        let implicit: Vec<usize> = (0..fields.len()).filter(|&i| fields[i].open.is_none()).collect();
+        if implicit.len() > 1 {
+            let names: Vec<&str> = implicit.iter().map(|&i| fields[i].name.as_str()).collect();
+            return Err(problem(
+                Rule::SeveralImplicitFields,
+                &key(&fields_path, names[1]),
+                format!(
+                    "At most one field may omit 'open'/'open_pattern' (that field becomes the \
+                     implicit-open / leftover sink). Found: {}",
+                    names.join(", ")
+                ),
+            ));
+        }
+        let start_anchor = match compile_anchor("response_template", spec, "start_anchor", "start_anchor_pattern", base, &mut trackers)? {
+            Some(d) => d,
+            None => {
+                return Err(problem(
+                    Rule::NoStartAnchor,
+                    base,
+                    "response_template must define 'start_anchor' or 'start_anchor_pattern'.",
+                ));
+            }
+        };
+        // The reference breaks the last tie between delimiters by field name.
+        let mut by_name: Vec<usize> = (0..fields.len()).collect();
+        by_name.sort_by(|&a, &b| fields[a].name.cmp(&fields[b].name));
+        for (rank, &i) in by_name.iter().enumerate() {
+            fields[i].name_rank = rank as u16;
+        }
+        let implicit = implicit.first().map(|&i| i as u16);
+        let delims = &delimiters;
+        let mut watch_sets = Vec::with_capacity(fields.len() + 1);
+        for f in &fields {
+            let entries = match (f.open, f.close) {
+                (Some(_), Some(c)) => vec![Watch { delim: c, kind: Kind::Close, field: 0, name_rank: f.name_rank }],
+                _ => Vec::new(),
+            };
+            watch_sets.push(entries);
+        }
+        for (i, entries) in watch_sets.iter_mut().enumerate() {
+            for w in entries.iter_mut() {
+                w.field = i as u16;
+            }
+        }
+        let mut top = Vec::new();
+        for (i, f) in fields.iter().enumerate() {
+            if let Some(o) = f.open {
+                top.push(Watch { delim: o, kind: Kind::Open, field: i as u16, name_rank: f.name_rank });
+            }
+        }
+        if let Some(imp) = implicit {
+            let f = &fields[imp as usize];
+            if let Some(c) = f.close {
+                top.push(Watch { delim: c, kind: Kind::Close, field: imp, name_rank: f.name_rank });
+            }
+        }
+        watch_sets.push(top);
+        let watch_sets = watch_sets.into_iter().map(|e| WatchSet::new(e, delims)).collect();
+        let needs_history = delimiters.iter().any(|d| d.needs_history);
+        Ok(Template {
+            defaults,
+            fields,
+            implicit,
+            start_anchor,
+            delimiters,
+            trackers,
+            watch_sets,
+            needs_history,
+        })
+    }
+
+    /// The fields, in template order.
+    pub fn fields(&self) -> &[Field] {
+        &self.fields
+    }
+
+    /// The default values every message starts with.
+    pub fn defaults(&self) -> &Map {
+        &self.defaults
+    }
+
+    /// The implicit field (the one without an open delimiter), if any.
+    pub fn implicit_field(&self) -> Option<&Field> {
+        self.implicit.map(|i| &self.fields[i as usize])
+    }
+
+    /// Index of the field named `name`.
+    pub fn field_index(&self, name: &str) -> Option<usize> {
+        self.fields.iter().position(|f| f.name == name)
+    }
+
+    /// Whether every delimiter runs on automata (no backtracking path).
+    pub fn is_linear(&self) -> bool {
+        self.delimiters.iter().all(Delimiter::is_dfa)
+    }
+}
+
+fn build_field(
+    name: &str,
+    raw: &Value,
+    path: &[Seg],
+    delimiters: &mut Vec<Delimiter>,
+    trackers: &mut Trackers,
+) -> Result<Field, Problem> {
+    let scope = format!("Field '{name}'");
+    let Value::Map(field) = raw else {
+        return Err(problem(Rule::NotAnObject, path, format!("{scope} must be a dict")));
+    };
+    let mut unknown: Vec<&str> = field.keys().map(String::as_str).filter(|k| !FIELD_KEYS.contains(k)).collect();
+    if !unknown.is_empty() {
+        unknown.sort_unstable();
+        return Err(problem(
+            Rule::UnknownKey,
+            &key(path, unknown[0]),
+            format!("{scope}: unknown keys {}", py_list(&unknown)),
+        ));
+    }
+    let content = match field.get("content") {
+        None => "text",
+        Some(Value::Str(s)) if CONTENT_PARSERS.contains(&s.as_str()) => s.as_str(),
+        Some(other) => {
+            let shown = match other {
+                Value::Str(s) => s.clone(),
+                v => v.to_json_string(),
+            };
+            return Err(problem(
+                Rule::UnknownContentParser,
+                &key(path, "content"),
+                format!("{scope}: unknown content parser '{shown}'. Available: {}", py_list(&CONTENT_PARSERS)),
+            ));
+        }
+    };
+    let open = compile_anchor(&scope, field, "open", "open_pattern", path, trackers)?;
+    let close = compile_anchor(&scope, field, "close", "close_pattern", path, trackers)?;
+    let join = match field.get("join") {
+        None | Some(Value::Null) => None,
+        Some(Value::Str(s)) => Some(s.clone()),
+        Some(other) => {
+            return Err(problem(
+                Rule::JoinType,
+                &key(path, "join"),
+                format!("{scope}: 'join' must be a string, got {}", other.type_name()),
+            ));
+        }
+    };
+    let repeats = field.get("repeats").is_some_and(truthy);
+    if join.is_some() && !repeats {
+        return Err(problem(Rule::JoinWithoutRepeats, &key(path, "join"), format!("{scope}: 'join' requires 'repeats': true")));
+    }
+    let transform_raw = field.get("transform").filter(|v| !matches!(v, Value::Null));
+    let transform_each = match field.get("transform_each") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            return Err(problem(
+                Rule::TransformEachType,
+                &key(path, "transform_each"),
+                format!("{scope}: transform_each must be a bool, got {}", other.type_name()),
+            ));
+        }
+    };
+    if transform_each && transform_raw.is_none() {
+        return Err(problem(
+            Rule::TransformEachWithoutTransform,
+            &key(path, "transform_each"),
+            format!("{scope}: transform_each is set but no transform was provided"),
+        ));
+    }
+    let transform = match transform_raw {
+        Some(t) => {
+            validate_transform(&scope, t)
+                .map_err(|message| problem(Rule::MixedPlaceholder, &key(path, "transform"), message))?;
+            Some(Transform::new(t))
+        }
+        None => {
+            let mut names: Vec<&str> = Vec::new();
+            for d in [&open, &close].into_iter().flatten() {
+                names.extend(d.regex.group_names().iter().map(|(n, _)| n.as_str()));
+            }
+            if !names.is_empty() {
+                names.sort_unstable();
+                names.dedup();
+                let at = if field.contains_key("open_pattern") { "open_pattern" } else { "close_pattern" };
+                return Err(problem(
+                    Rule::NamedGroupsWithoutTransform,
+                    &key(path, at),
+                    format!(
+                        "{scope}: open_pattern/close_pattern declares named group(s) {}, but the field has no \
+                         'transform'. Named captures are only surfaced through a 'transform' template (where \
+                         they appear alongside 'content'). Either add a 'transform' that uses the captures, or \
+                         remove the named groups from the pattern.",
+                        py_list(&names)
+                    ),
+                ));
+            }
+            None
+        }
+    };
+    let empty_args = Value::Map(Map::new());
+    let content_args = field.get("content_args").unwrap_or(&empty_args);
+    let content = ContentSpec::new(content, content_args);
+    let dirty = content.dirty();
+    let mut push = |d: Option<Delimiter>| {
+        d.map(|d| {
+            delimiters.push(d);
+            (delimiters.len() - 1) as u16
+        })
+    };
+    let open = push(open);
+    let close = push(close);
+    Ok(Field {
+        name: name.to_owned(),
+        open,
+        close,
+        content,
+        dirty,
+        repeats,
+        join,
+        optional: field.get("optional").is_none_or(truthy),
+        transform,
+        transform_each,
+        name_rank: 0,
+    })
+}
+
+/// `_compile_anchor`: a delimiter from the literal key or the pattern key.
+fn compile_anchor(
+    scope: &str,
+    spec: &Map,
+    literal_key: &str,
+    pattern_key: &str,
+    path: &[Seg],
+    trackers: &mut Trackers,
+) -> Result<Option<Delimiter>, Problem> {
+    if spec.contains_key(literal_key) && spec.contains_key(pattern_key) {
+        return Err(problem(
+            Rule::LiteralAndPattern,
+            &key(path, pattern_key),
+            format!("{scope}: cannot specify both '{literal_key}' and '{pattern_key}'"),
+        ));
+    }
+    if let Some(raw) = spec.get(literal_key) {
+        let at = key(path, literal_key);
+        let literals: Vec<String> = match raw {
+            Value::Str(s) => vec![s.clone()],
+            Value::List(items) => {
+                if items.is_empty() {
+                    return Err(problem(
+                        Rule::EmptyLiteralList,
+                        &at,
+                        format!("{scope}: '{literal_key}' list must contain at least one literal"),
+                    ));
+                }
+                let mut out: Vec<String> = Vec::new();
+                for (i, item) in items.iter().enumerate() {
+                    match item {
+                        Value::Str(s) => {
+                            if !out.contains(s) {
+                                out.push(s.clone());
+                            }
+                        }
+                        _ => {
+                            let mut p = at.clone();
+                            p.push(Seg::Index(i));
+                            return Err(problem(
+                                Rule::LiteralType,
+                                &p,
+                                format!("{scope}: '{literal_key}' list must contain only strings"),
+                            ));
+                        }
+                    }
+                }
+                out
+            }
+            other => {
+                return Err(problem(
+                    Rule::LiteralType,
+                    &at,
+                    format!(
+                        "{scope}: '{literal_key}' must be a string or list of strings, got {}",
+                        other.type_name()
+                    ),
+                ));
+            }
+        };
+        if literals.iter().any(String::is_empty) {
+            return Err(problem(Rule::EmptyLiteral, &at, format!("{scope}: '{literal_key}' literals cannot be empty strings")));
+        }
+        let d = Delimiter::from_literals(literals, trackers)
+            .map_err(|e| problem(Rule::InvalidPattern, &at, format!("{scope}: invalid {literal_key}: {e}")))?;
+        return Ok(Some(d));
+    }
+    if let Some(raw) = spec.get(pattern_key) {
+        let at = key(path, pattern_key);
+        let Value::Str(pattern) = raw else {
+            return Err(problem(
+                Rule::PatternType,
+                &at,
+                format!("{scope}: {pattern_key} must be a string, got {}", raw.type_name()),
+            ));
+        };
+        let d = Delimiter::from_pattern(pattern, trackers)
+            .map_err(|e| problem(Rule::InvalidPattern, &at, format!("{scope}: invalid {pattern_key} regex: {e}")))?;
+        return Ok(Some(d));
+    }
+    Ok(None)
+}
+
+/// Where a template error points, for callers that hold the source text and
+/// want to show a snippet.
+pub fn snippet(text: &str, location: &Location) -> String {
+    let line = text.lines().nth(location.line.saturating_sub(1)).unwrap_or("");
+    let caret: String = " ".repeat(location.column.saturating_sub(1)) + "^";
+    format!("{line}\n{caret}")
+}
