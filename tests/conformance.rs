@@ -25,6 +25,10 @@ fn own_vectors_match_the_reference() {
     for f in failures.iter().take(10) {
         eprintln!("FAIL {f}");
     }
-    assert!(failures.is_empty(), "{} of {total} cases failed", failures.len());
+    assert!(
+        failures.is_empty(),
+        "{} of {total} cases failed",
+        failures.len()
+    );
     eprintln!("{total} cases passed");
 }
