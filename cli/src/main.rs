@@ -10,7 +10,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(ClapParser)]
-#[command(name = "retort", version, about = "Streaming, typed parsers for chat-model output")]
+#[command(
+    name = "retort",
+    version,
+    about = "Streaming, typed parsers for chat-model output"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -57,9 +61,14 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Check { template } => check(&template),
-        Command::Parse { template, prefix, prefix_file, chunk, tools, input } => {
-            parse(&template, prefix, prefix_file, chunk, tools, input)
-        }
+        Command::Parse {
+            template,
+            prefix,
+            prefix_file,
+            chunk,
+            tools,
+            input,
+        } => parse(&template, prefix, prefix_file, chunk, tools, input),
         Command::Conformance { cases, templates } => conformance(&cases, &templates),
     };
     match result {
@@ -101,7 +110,12 @@ fn check(path: &Path) -> Result<ExitCode, String> {
     match t {
         Ok(t) => {
             let names: Vec<&str> = t.fields().iter().map(|f| f.name.as_str()).collect();
-            println!("{}: ok ({} fields: {})", path.display(), names.len(), names.join(", "));
+            println!(
+                "{}: ok ({} fields: {})",
+                path.display(),
+                names.len(),
+                names.join(", ")
+            );
             if !t.is_linear() {
                 println!("note: some delimiters use the backtracking path (not linear-time)");
             }
@@ -139,7 +153,9 @@ fn parse(
         Some(f) => read(&f)?,
         None => {
             let mut s = String::new();
-            std::io::stdin().read_to_string(&mut s).map_err(|e| format!("stdin: {e}"))?;
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .map_err(|e| format!("stdin: {e}"))?;
             s
         }
     };
@@ -201,7 +217,8 @@ fn conformance(cases: &Path, templates: &Path) -> Result<ExitCode, String> {
             continue;
         }
         let case = json_loads(&line).map_err(|e| format!("{}:{}: {e}", cases.display(), n + 1))?;
-        let result = run_cases(&case, templates).map_err(|e| format!("{}:{}: {e}", cases.display(), n + 1))?;
+        let result = run_cases(&case, templates)
+            .map_err(|e| format!("{}:{}: {e}", cases.display(), n + 1))?;
         writeln!(out, "{result}").map_err(|e| e.to_string())?;
     }
     out.flush().map_err(|e| e.to_string())?;

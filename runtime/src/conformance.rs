@@ -123,7 +123,10 @@ pub fn field<'a>(case: &'a Value, key: &str) -> Option<&'a Value> {
 
 /// Runs a case with the run-time template loader; `load` reads a named
 /// template's JSON text.
-pub fn run_case(case: &Value, load: &dyn Fn(&str) -> Result<String, String>) -> Result<Value, String> {
+pub fn run_case(
+    case: &Value,
+    load: &dyn Fn(&str) -> Result<String, String>,
+) -> Result<Value, String> {
     let template = match field(case, "template") {
         Some(Value::Str(name)) => Template::from_json(&load(name)?),
         Some(v @ Value::Map(_)) => Template::from_value(v),
@@ -138,8 +141,14 @@ pub fn run_case(case: &Value, load: &dyn Fn(&str) -> Result<String, String>) -> 
 /// The result of a case whose template was rejected.
 pub fn template_error_result(case: &Value, e: &TemplateError) -> Value {
     let mut m = Map::new();
-    m.insert("id".into(), field(case, "id").cloned().unwrap_or(Value::Null));
-    m.insert("template_error".into(), error_value("template", &e.to_string()));
+    m.insert(
+        "id".into(),
+        field(case, "id").cloned().unwrap_or(Value::Null),
+    );
+    m.insert(
+        "template_error".into(),
+        error_value("template", &e.to_string()),
+    );
     Value::Map(m)
 }
 
@@ -149,13 +158,21 @@ pub fn run_case_with(case: &Value, runner: &dyn Runner) -> Value {
     let prefix = field(case, "prefix").and_then(Value::as_str).unwrap_or("");
     let tools = field(case, "tools").filter(|v| !matches!(v, Value::Null));
     let mut m = Map::new();
-    m.insert("id".into(), field(case, "id").cloned().unwrap_or(Value::Null));
+    m.insert(
+        "id".into(),
+        field(case, "id").cloned().unwrap_or(Value::Null),
+    );
     m.insert("whole".into(), runner.run(prefix, tools, &[text]));
     if let Some(Value::List(chunkings)) = field(case, "chunkings") {
         let streams = chunkings
             .iter()
             .map(|chunks| {
-                let pieces: Vec<&str> = chunks.as_list().unwrap_or(&[]).iter().filter_map(Value::as_str).collect();
+                let pieces: Vec<&str> = chunks
+                    .as_list()
+                    .unwrap_or(&[])
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect();
                 runner.run(prefix, tools, &pieces)
             })
             .collect();
@@ -181,9 +198,13 @@ pub fn normalise(v: &Value) -> Value {
 pub fn strict_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Map(x), Value::Map(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| strict_equal(v, w)))
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| strict_equal(v, w)))
         }
-        (Value::List(x), Value::List(y)) => x.len() == y.len() && x.iter().zip(y).all(|(v, w)| strict_equal(v, w)),
+        (Value::List(x), Value::List(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| strict_equal(v, w))
+        }
         (Value::Float(x), Value::Float(y)) => x == y,
         _ => std::mem::discriminant(a) == std::mem::discriminant(b) && a == b,
     }
@@ -214,7 +235,11 @@ fn compare_run(expected: &Value, actual: &Value, at: &str) -> Vec<String> {
     let exp_err = field(expected, "error").is_some();
     let act_err = field(actual, "error");
     if exp_err {
-        return if act_err.is_some() { Vec::new() } else { vec![format!("{at}: expected an error, got a message")] };
+        return if act_err.is_some() {
+            Vec::new()
+        } else {
+            vec![format!("{at}: expected an error, got a message")]
+        };
     }
     if let Some(e) = act_err {
         return vec![format!("{at}: unexpected error {}", to_line(e))];
@@ -229,11 +254,23 @@ fn compare_run(expected: &Value, actual: &Value, at: &str) -> Vec<String> {
         ));
     }
     for key in ["initial_events", "events"] {
-        let (e, a) = (coalesced(field(expected, key)), coalesced(field(actual, key)));
+        let (e, a) = (
+            coalesced(field(expected, key)),
+            coalesced(field(actual, key)),
+        );
         if e.len() != a.len() || !e.iter().zip(&a).all(|(x, y)| strict_equal(x, y)) {
-            let i = e.iter().zip(&a).position(|(x, y)| !strict_equal(x, y)).unwrap_or(e.len().min(a.len()));
-            let show = |v: &[Value]| to_line(&Value::List(v.iter().skip(i).take(2).cloned().collect()));
-            problems.push(format!("{at}: {key} differ at #{i}\n    expected {}\n    actual   {}", show(&e), show(&a)));
+            let i = e
+                .iter()
+                .zip(&a)
+                .position(|(x, y)| !strict_equal(x, y))
+                .unwrap_or(e.len().min(a.len()));
+            let show =
+                |v: &[Value]| to_line(&Value::List(v.iter().skip(i).take(2).cloned().collect()));
+            problems.push(format!(
+                "{at}: {key} differ at #{i}\n    expected {}\n    actual   {}",
+                show(&e),
+                show(&a)
+            ));
         }
     }
     problems
@@ -243,7 +280,9 @@ fn compare_run(expected: &Value, actual: &Value, at: &str) -> Vec<String> {
 /// the whole run and every stream must equal the one-shot result. Returns
 /// the problems found (none when the result conforms).
 pub fn compare(case: &Value, result: &Value) -> Vec<String> {
-    let Some(expected) = field(case, "expected") else { return vec!["case without expected".into()] };
+    let Some(expected) = field(case, "expected") else {
+        return vec!["case without expected".into()];
+    };
     let result = normalise(result);
     if field(expected, "template_error").is_some() {
         return if field(&result, "template_error").is_some() {
@@ -255,10 +294,20 @@ pub fn compare(case: &Value, result: &Value) -> Vec<String> {
     if let Some(e) = field(&result, "template_error") {
         return vec![format!("template rejected: {}", to_line(e))];
     }
-    let Some(whole) = field(expected, "whole") else { return vec!["expected without whole".into()] };
-    let mut problems = compare_run(whole, field(&result, "whole").unwrap_or(&Value::Null), "whole");
-    let n = field(case, "chunkings").and_then(Value::as_list).map_or(0, <[Value]>::len);
-    let streams = field(&result, "streams").and_then(Value::as_list).unwrap_or(&[]);
+    let Some(whole) = field(expected, "whole") else {
+        return vec!["expected without whole".into()];
+    };
+    let mut problems = compare_run(
+        whole,
+        field(&result, "whole").unwrap_or(&Value::Null),
+        "whole",
+    );
+    let n = field(case, "chunkings")
+        .and_then(Value::as_list)
+        .map_or(0, <[Value]>::len);
+    let streams = field(&result, "streams")
+        .and_then(Value::as_list)
+        .unwrap_or(&[]);
     for i in 0..n {
         match streams.get(i) {
             Some(run) => problems.extend(compare_run(whole, run, &format!("stream #{i}"))),

@@ -27,7 +27,9 @@
 
 use crate::event::{Event, OwnedEvent};
 use crate::scan::delimiter::Delimiter;
-use crate::scan::stream::{Decision, Guards, Hay, Kind, ScanError, StreamScan, WatchSet, named_groups};
+use crate::scan::stream::{
+    Decision, Guards, Hay, Kind, ScanError, StreamScan, WatchSet, named_groups,
+};
 use crate::scan::table::MATCH;
 use crate::template::Template;
 use crate::transform::{ToolSchemas, finish_region};
@@ -78,7 +80,11 @@ pub struct ParseError {
 impl std::fmt::Display for ParseError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.field {
-            Some(field) => write!(f, "field '{field}' at byte {}: {}", self.offset, self.message),
+            Some(field) => write!(
+                f,
+                "field '{field}' at byte {}: {}",
+                self.offset, self.message
+            ),
             None => write!(f, "at byte {}: {}", self.offset, self.message),
         }
     }
@@ -91,8 +97,15 @@ impl std::error::Error for ParseError {}
 #[derive(Clone, Copy, Debug)]
 enum RawEvent {
     Open(u16),
-    Chunk { field: u16, start: usize, end: usize },
-    Close { field: u16, value: usize },
+    Chunk {
+        field: u16,
+        start: usize,
+        end: usize,
+    },
+    Close {
+        field: u16,
+        value: usize,
+    },
 }
 
 /// The text the parser holds: a window of the parser's text, addressed by
@@ -111,7 +124,10 @@ impl TextBuf {
         &self.buf[a - self.base..b - self.base]
     }
     fn hay(&self) -> Hay<'_> {
-        Hay { text: &self.buf, base: self.base }
+        Hay {
+            text: &self.buf,
+            base: self.base,
+        }
     }
     /// Forgets text before `keep` (kept on a character boundary), when that
     /// frees at least half the buffer, so that the copying is amortised.
@@ -141,7 +157,10 @@ struct GuardState {
 
 impl Guards for GuardState {
     fn holds(&self, t: u16, at: usize) -> bool {
-        let word = match at.checked_sub(self.bits_base).and_then(|i| self.bits.get(i)) {
+        let word = match at
+            .checked_sub(self.bits_base)
+            .and_then(|i| self.bits.get(i))
+        {
             Some(w) => *w,
             None => self.end_bits.unwrap_or(0),
         };
@@ -214,7 +233,10 @@ impl<'p> Events<'p> {
                 text: self.text.slice(start, end),
                 dirty: self.t.fields[field as usize].dirty,
             },
-            RawEvent::Close { field, value } => Event::RegionClose { field: name(field), value: &self.values[value] },
+            RawEvent::Close { field, value } => Event::RegionClose {
+                field: name(field),
+                value: &self.values[value],
+            },
         }
     }
 
@@ -233,7 +255,10 @@ impl<'p> IntoIterator for Events<'p> {
     type Item = Event<'p>;
     type IntoIter = EventsIter<'p>;
     fn into_iter(self) -> EventsIter<'p> {
-        EventsIter { events: self, next: 0 }
+        EventsIter {
+            events: self,
+            next: 0,
+        }
     }
 }
 
@@ -284,7 +309,11 @@ impl Template {
 }
 
 impl<'t> Parser<'t> {
-    fn new(t: &'t Template, prefix: &str, tools: Option<ToolSchemas>) -> Result<Parser<'t>, ParseError> {
+    fn new(
+        t: &'t Template,
+        prefix: &str,
+        tools: Option<ToolSchemas>,
+    ) -> Result<Parser<'t>, ParseError> {
         let mut p = Parser {
             t,
             tools: tools.filter(|s| !s.is_empty()),
@@ -297,7 +326,10 @@ impl<'t> Parser<'t> {
             captures: Vec::new(),
             output: t.defaults.clone(),
             scan: StreamScan::default(),
-            guards: GuardState { states: t.trackers.tables.iter().map(|tb| tb.start(None)).collect(), ..GuardState::default() },
+            guards: GuardState {
+                states: t.trackers.tables.iter().map(|tb| tb.start(None)).collect(),
+                ..GuardState::default()
+            },
             stuck: false,
             finalized: false,
             failed: None,
@@ -359,7 +391,8 @@ impl<'t> Parser<'t> {
             Err(e) => {
                 let at = self.text.len() + e.valid_up_to();
                 let bad = e.error_len().unwrap_or(1);
-                let raw = String::from_utf8_lossy(&data[e.valid_up_to()..e.valid_up_to() + bad]).into_owned();
+                let raw = String::from_utf8_lossy(&data[e.valid_up_to()..e.valid_up_to() + bad])
+                    .into_owned();
                 return Err(self.fail(ParseError {
                     kind: ParseErrorKind::InvalidUtf8,
                     field: None,
@@ -413,7 +446,11 @@ impl<'t> Parser<'t> {
         if !missing.is_empty() {
             let message = format!(
                 "Required response_template fields missing from parsed output: [{}]",
-                missing.iter().map(|m| format!("'{m}'")).collect::<Vec<_>>().join(", ")
+                missing
+                    .iter()
+                    .map(|m| format!("'{m}'"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             );
             let e = ParseError {
                 kind: ParseErrorKind::MissingFields(missing),
@@ -427,7 +464,10 @@ impl<'t> Parser<'t> {
         self.finalized = true;
         let defaults = &self.t.defaults;
         let output = std::mem::take(&mut self.output);
-        let message: Map = output.into_iter().filter(|(k, v)| defaults.contains_key(k) || !v.is_empty_value()).collect();
+        let message: Map = output
+            .into_iter()
+            .filter(|(k, v)| defaults.contains_key(k) || !v.is_empty_value())
+            .collect();
         Ok((message, self.events()))
     }
 
@@ -446,7 +486,11 @@ impl<'t> Parser<'t> {
         }
         self.raw.clear();
         self.values.clear();
-        let keep = if self.t.needs_history { 0 } else { self.pos.saturating_sub(4) };
+        let keep = if self.t.needs_history {
+            0
+        } else {
+            self.pos.saturating_sub(4)
+        };
         self.text.compact(keep);
         self.trim_guards();
         Ok(())
@@ -458,7 +502,12 @@ impl<'t> Parser<'t> {
     }
 
     fn events(&self) -> Events<'_> {
-        Events { raw: &self.raw, values: &self.values, text: &self.text, t: self.t }
+        Events {
+            raw: &self.raw,
+            values: &self.values,
+            text: &self.text,
+            t: self.t,
+        }
     }
 
     fn watch_set(&self) -> &'t WatchSet {
@@ -541,7 +590,11 @@ impl<'t> Parser<'t> {
                 return;
             }
         }
-        self.raw.push(RawEvent::Chunk { field: f, start: a, end: b });
+        self.raw.push(RawEvent::Chunk {
+            field: f,
+            start: a,
+            end: b,
+        });
     }
 
     fn reset_to_implicit(&mut self) {
@@ -612,7 +665,8 @@ impl<'t> Parser<'t> {
             match self.output.get_mut(&field.name) {
                 Some(Value::List(items)) => items.push(value.clone()),
                 None => {
-                    self.output.insert(field.name.clone(), Value::List(vec![value.clone()]));
+                    self.output
+                        .insert(field.name.clone(), Value::List(vec![value.clone()]));
                 }
                 Some(other) => {
                     return Err(ParseError {
@@ -620,7 +674,10 @@ impl<'t> Parser<'t> {
                         field: Some(field.name.clone()),
                         offset: self.body_start,
                         raw: self.body.clone(),
-                        message: format!("'{}' object has no attribute 'append'", other.type_name()),
+                        message: format!(
+                            "'{}' object has no attribute 'append'",
+                            other.type_name()
+                        ),
                     });
                 }
             }
@@ -628,7 +685,10 @@ impl<'t> Parser<'t> {
             self.output.insert(field.name.clone(), value.clone());
         }
         self.values.push(value);
-        self.raw.push(RawEvent::Close { field: f, value: self.values.len() - 1 });
+        self.raw.push(RawEvent::Close {
+            field: f,
+            value: self.values.len() - 1,
+        });
         self.reset_to_implicit();
         Ok(())
     }
@@ -693,9 +753,17 @@ impl<'t> Parser<'t> {
             let delims: &[Delimiter] = &self.t.delimiters;
             let hay = self.text.hay();
             self.scan.advance(ws, delims, &hay, &self.guards, eos);
-            let decision = self.scan.decide(ws, delims, &hay, eos).map_err(|e| self.scan_error(e))?;
+            let decision = self
+                .scan
+                .decide(ws, delims, &hay, eos)
+                .map_err(|e| self.scan_error(e))?;
             match decision {
-                Decision::Commit { entry, start, end, captures } => {
+                Decision::Commit {
+                    entry,
+                    start,
+                    end,
+                    captures,
+                } => {
                     let w = ws.entries[entry];
                     if !self.commit(w.kind, w.field, start, end, captures)? {
                         // The reference stops its loop here and finds the
@@ -737,7 +805,9 @@ impl<'t> Parser<'t> {
                 field: None,
                 offset: at,
                 raw: self.text.slice(self.pos, self.text.len()).to_owned(),
-                message: format!("internal: the automaton and the regex disagree on {pattern:?} at byte {at}"),
+                message: format!(
+                    "internal: the automaton and the regex disagree on {pattern:?} at byte {at}"
+                ),
             },
         }
     }
@@ -748,7 +818,8 @@ impl<'t> Parser<'t> {
     /// does: per watched delimiter, `search(..., partial=True)`, then its
     /// commit-or-hold rule.
     fn consume_prefix(&mut self) -> Result<(), ParseError> {
-        let mut cache: Vec<Option<(usize, Option<PartialHit>)>> = vec![None; self.t.delimiters.len()];
+        let mut cache: Vec<Option<(usize, Option<PartialHit>)>> =
+            vec![None; self.t.delimiters.len()];
         loop {
             let ws = self.watch_set();
             let len = self.text.len();
@@ -763,16 +834,24 @@ impl<'t> Parser<'t> {
                     None => true,
                 };
                 if fresh {
-                    let hit = search_partial(d, &self.text.buf, self.pos).map_err(|e| self.scan_error(e))?;
+                    let hit = search_partial(d, &self.text.buf, self.pos)
+                        .map_err(|e| self.scan_error(e))?;
                     *slot = Some((self.pos, hit));
                 }
-                let Some((_, Some(hit))) = slot.clone() else { continue };
+                let Some((_, Some(hit))) = slot.clone() else {
+                    continue;
+                };
                 let can_grow = hit.end == len && (hit.start == hit.end || d.ref_can_grow);
                 if hit.partial || can_grow {
                     hold = hold.min(hit.start);
                     continue;
                 }
-                let key = (hit.start, usize::MAX - (hit.end - hit.start), w.kind, w.name_rank);
+                let key = (
+                    hit.start,
+                    usize::MAX - (hit.end - hit.start),
+                    w.kind,
+                    w.name_rank,
+                );
                 if best.as_ref().is_none_or(|(b, _, _)| key < *b) {
                     best = Some((key, k, hit));
                 }
@@ -805,20 +884,29 @@ struct PartialHit {
 }
 
 fn search_partial(d: &Delimiter, hay: &str, pos: usize) -> Result<Option<PartialHit>, ScanError> {
-    let Some(m) = d.regex.search_partial(hay, pos)? else { return Ok(None) };
+    let Some(m) = d.regex.search_partial(hay, pos)? else {
+        return Ok(None);
+    };
     let caps = &m.captures;
     Ok(Some(PartialHit {
         start: caps.start(),
         end: caps.end(),
         partial: m.partial,
-        captures: if m.partial { Vec::new() } else { named_groups(d, hay, caps) },
+        captures: if m.partial {
+            Vec::new()
+        } else {
+            named_groups(d, hay, caps)
+        },
     }))
 }
 
 /// The prompt after the last match of the start anchor (all of it when the
 /// anchor does not occur), as `truncate_past_last_anchor` does with
 /// `finditer`.
-fn truncate_past_last_anchor<'a>(anchor: &Delimiter, prefix: &'a str) -> Result<&'a str, ParseError> {
+fn truncate_past_last_anchor<'a>(
+    anchor: &Delimiter,
+    prefix: &'a str,
+) -> Result<&'a str, ParseError> {
     let mut last_end = None;
     for m in anchor.regex.find_iter(prefix) {
         let m = m.map_err(|_| ParseError {

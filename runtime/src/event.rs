@@ -63,20 +63,27 @@ impl Event<'_> {
     /// Copies the event's data into an [`OwnedEvent`].
     pub fn to_owned_event(&self) -> OwnedEvent {
         match *self {
-            Event::RegionOpen { field } => OwnedEvent::RegionOpen { field: field.to_owned() },
-            Event::RegionChunk { field, text, dirty } => {
-                OwnedEvent::RegionChunk { field: field.to_owned(), text: text.to_owned(), dirty }
-            }
-            Event::RegionClose { field, value } => {
-                OwnedEvent::RegionClose { field: field.to_owned(), value: value.clone() }
-            }
+            Event::RegionOpen { field } => OwnedEvent::RegionOpen {
+                field: field.to_owned(),
+            },
+            Event::RegionChunk { field, text, dirty } => OwnedEvent::RegionChunk {
+                field: field.to_owned(),
+                text: text.to_owned(),
+                dirty,
+            },
+            Event::RegionClose { field, value } => OwnedEvent::RegionClose {
+                field: field.to_owned(),
+                value: value.clone(),
+            },
         }
     }
 
     /// The field the event is about.
     pub fn field(&self) -> &str {
         match self {
-            Event::RegionOpen { field } | Event::RegionChunk { field, .. } | Event::RegionClose { field, .. } => field,
+            Event::RegionOpen { field }
+            | Event::RegionChunk { field, .. }
+            | Event::RegionClose { field, .. } => field,
         }
     }
 
@@ -93,7 +100,11 @@ impl Event<'_> {
                 write_json_str(out, field);
                 out.push_str(", \"text\": ");
                 write_json_str(out, text);
-                out.push_str(if *dirty { ", \"dirty\": true" } else { ", \"dirty\": false" });
+                out.push_str(if *dirty {
+                    ", \"dirty\": true"
+                } else {
+                    ", \"dirty\": false"
+                });
             }
             Event::RegionClose { field, value } => {
                 out.push_str("{\"type\": \"region_close\", \"field\": ");
@@ -111,7 +122,11 @@ impl OwnedEvent {
     pub fn as_event(&self) -> Event<'_> {
         match self {
             OwnedEvent::RegionOpen { field } => Event::RegionOpen { field },
-            OwnedEvent::RegionChunk { field, text, dirty } => Event::RegionChunk { field, text, dirty: *dirty },
+            OwnedEvent::RegionChunk { field, text, dirty } => Event::RegionChunk {
+                field,
+                text,
+                dirty: *dirty,
+            },
             OwnedEvent::RegionClose { field, value } => Event::RegionClose { field, value },
         }
     }
@@ -124,7 +139,12 @@ pub fn coalesce<'a>(events: impl IntoIterator<Item = Event<'a>>) -> Vec<OwnedEve
     let mut out: Vec<OwnedEvent> = Vec::new();
     for ev in events {
         if let Event::RegionChunk { field, text, dirty } = ev {
-            if let Some(OwnedEvent::RegionChunk { field: f, text: t, dirty: d }) = out.last_mut() {
+            if let Some(OwnedEvent::RegionChunk {
+                field: f,
+                text: t,
+                dirty: d,
+            }) = out.last_mut()
+            {
                 if f == field && *d == dirty {
                     t.push_str(text);
                     continue;

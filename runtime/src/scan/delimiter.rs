@@ -89,8 +89,9 @@ impl Trackers {
             return Ok(i as u16);
         }
         let table = DfaTable::build(hir, TableKind::Tracker)?;
-        let i = u16::try_from(self.tables.len())
-            .map_err(|_| TableError { message: "too many lookbehinds".into() })?;
+        let i = u16::try_from(self.tables.len()).map_err(|_| TableError {
+            message: "too many lookbehinds".into(),
+        })?;
         self.tables.push(table);
         self.keys.push(key);
         Ok(i)
@@ -113,26 +114,48 @@ pub fn escape(literal: &str) -> String {
 impl Delimiter {
     /// Compiles literals: the reference joins them longest first, so that the
     /// alternation prefers the longer of two literals that both match.
-    pub fn from_literals(literals: Vec<String>, trackers: &mut Trackers) -> Result<Delimiter, RegexError> {
+    pub fn from_literals(
+        literals: Vec<String>,
+        trackers: &mut Trackers,
+    ) -> Result<Delimiter, RegexError> {
         let mut ordered: Vec<&String> = literals.iter().collect();
         // A stable sort keeps first-seen order among equal lengths, as
         // Python's `sorted` does.
         ordered.sort_by_key(|s| std::cmp::Reverse(s.chars().count()));
-        let pattern = ordered.iter().map(|s| escape(s)).collect::<Vec<_>>().join("|");
+        let pattern = ordered
+            .iter()
+            .map(|s| escape(s))
+            .collect::<Vec<_>>()
+            .join("|");
         let can_extend = literals
             .iter()
             .any(|a| literals.iter().any(|b| a != b && a.starts_with(b.as_str())));
         let regex = Regex::new(&pattern)?;
-        Ok(Self::finish(DelimiterSource::Literals(literals), regex, can_extend, trackers))
+        Ok(Self::finish(
+            DelimiterSource::Literals(literals),
+            regex,
+            can_extend,
+            trackers,
+        ))
     }
 
     /// Compiles a pattern.
     pub fn from_pattern(pattern: &str, trackers: &mut Trackers) -> Result<Delimiter, RegexError> {
         let regex = Regex::new(pattern)?;
-        Ok(Self::finish(DelimiterSource::Pattern(pattern.to_owned()), regex, true, trackers))
+        Ok(Self::finish(
+            DelimiterSource::Pattern(pattern.to_owned()),
+            regex,
+            true,
+            trackers,
+        ))
     }
 
-    fn finish(source: DelimiterSource, regex: Regex, ref_can_grow: bool, trackers: &mut Trackers) -> Delimiter {
+    fn finish(
+        source: DelimiterSource,
+        regex: Regex,
+        ref_can_grow: bool,
+        trackers: &mut Trackers,
+    ) -> Delimiter {
         let has_groups = !regex.group_names().is_empty();
         let (matcher, lookahead) = match Self::plan(&regex, trackers) {
             Some((branches, lookahead)) => (Matcher::Dfa(Cow::Owned(branches)), lookahead),

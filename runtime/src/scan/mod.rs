@@ -1,5 +1,5 @@
 //! Finding delimiters in a stream: automata tables and the streaming scanner.
 
-pub mod table;
 pub mod delimiter;
 pub mod stream;
+pub mod table;

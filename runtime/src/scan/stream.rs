@@ -70,7 +70,11 @@ impl WatchSet {
         }
         let set: Vec<u8> = (0..=255u8).filter(|&b| first_bytes[b as usize]).collect();
         let few_bytes = if set.len() <= 3 { set } else { Vec::new() };
-        WatchSet { entries, first_bytes, few_bytes }
+        WatchSet {
+            entries,
+            first_bytes,
+            few_bytes,
+        }
     }
 }
 
@@ -143,7 +147,11 @@ impl Hay<'_> {
         self.text.as_bytes()[abs - self.base]
     }
     fn prev(&self, abs: usize) -> Option<u8> {
-        if abs == 0 { None } else { Some(self.byte(abs - 1)) }
+        if abs == 0 {
+            None
+        } else {
+            Some(self.byte(abs - 1))
+        }
     }
 }
 
@@ -176,7 +184,10 @@ impl StreamScan {
             p.bt_pending = None;
         }
         while self.pats.len() < ws.entries.len() {
-            self.pats.push(PatScan { bt_resume: origin, ..PatScan::default() });
+            self.pats.push(PatScan {
+                bt_resume: origin,
+                ..PatScan::default()
+            });
         }
         self.frontier = origin;
         self.ended = false;
@@ -184,7 +195,14 @@ impl StreamScan {
 
     /// Reads the text up to its end; with `eos`, also applies the end of
     /// input, after which every thread is settled.
-    pub fn advance(&mut self, ws: &WatchSet, delims: &[Delimiter], hay: &Hay<'_>, guards: &dyn Guards, eos: bool) {
+    pub fn advance(
+        &mut self,
+        ws: &WatchSet,
+        delims: &[Delimiter],
+        hay: &Hay<'_>,
+        guards: &dyn Guards,
+        eos: bool,
+    ) {
         let len = hay.len();
         let bytes = hay.text.as_bytes();
         let mut i = self.frontier;
@@ -199,7 +217,9 @@ impl StreamScan {
             let boundary = (b & 0xC0) != 0x80;
             let prev = hay.prev(i);
             for (k, w) in ws.entries.iter().enumerate() {
-                let Matcher::Dfa(branches) = &delims[w.delim as usize].matcher else { continue };
+                let Matcher::Dfa(branches) = &delims[w.delim as usize].matcher else {
+                    continue;
+                };
                 let p = &mut self.pats[k];
                 if p.best.is_some() {
                     continue;
@@ -233,7 +253,9 @@ impl StreamScan {
             self.ended = true;
             let prev = hay.prev(len);
             for (k, w) in ws.entries.iter().enumerate() {
-                let Matcher::Dfa(branches) = &delims[w.delim as usize].matcher else { continue };
+                let Matcher::Dfa(branches) = &delims[w.delim as usize].matcher else {
+                    continue;
+                };
                 let p = &mut self.pats[k];
                 if p.best.is_some() {
                     continue;
@@ -296,7 +318,9 @@ impl StreamScan {
         // reference's order: leftmost, longest, opens first, then by name.
         let mut choice: Option<(usize, usize, Kind, u16, usize)> = None;
         for (k, w) in ws.entries.iter().enumerate() {
-            let Some(found) = self.pats[k].best.clone() else { continue };
+            let Some(found) = self.pats[k].best.clone() else {
+                continue;
+            };
             if found.start >= hold {
                 continue;
             }
@@ -310,7 +334,13 @@ impl StreamScan {
             } else {
                 found.end
             };
-            let key = (found.start, usize::MAX - (end - found.start), w.kind, w.name_rank, k);
+            let key = (
+                found.start,
+                usize::MAX - (end - found.start),
+                w.kind,
+                w.name_rank,
+                k,
+            );
             let better = match &choice {
                 None => true,
                 Some(c) => (key.0, key.1, key.2, key.3) < (c.0, c.1, c.2, c.3),
@@ -322,8 +352,17 @@ impl StreamScan {
         match choice {
             Some((start, inv_len, _, _, k)) => {
                 let end = start + (usize::MAX - inv_len);
-                let captures = self.pats[k].best_regex.take().map(|r| r.1).unwrap_or_default();
-                Ok(Decision::Commit { entry: k, start, end, captures })
+                let captures = self.pats[k]
+                    .best_regex
+                    .take()
+                    .map(|r| r.1)
+                    .unwrap_or_default();
+                Ok(Decision::Commit {
+                    entry: k,
+                    start,
+                    end,
+                    captures,
+                })
             }
             None => Ok(Decision::Hold(hold.min(len))),
         }
@@ -352,24 +391,44 @@ impl From<MatchError> for ScanError {
 }
 
 /// The named groups of a match, as (name, text) in group order.
-pub fn named_groups(d: &Delimiter, hay: &str, caps: &crate::pyre::Captures) -> Vec<(String, String)> {
+pub fn named_groups(
+    d: &Delimiter,
+    hay: &str,
+    caps: &crate::pyre::Captures,
+) -> Vec<(String, String)> {
     d.regex
         .group_names()
         .iter()
-        .filter_map(|(name, i)| caps.get(*i).map(|(a, b)| (name.clone(), hay[a..b].to_owned())))
+        .filter_map(|(name, i)| {
+            caps.get(*i)
+                .map(|(a, b)| (name.clone(), hay[a..b].to_owned()))
+        })
         .collect()
 }
 
 /// Runs the delimiter's regex at `start` for its real end and captures.
-fn regex_at(d: &Delimiter, hay: &Hay<'_>, start: usize, eos: bool) -> Result<(usize, Vec<(String, String)>), ScanError> {
+fn regex_at(
+    d: &Delimiter,
+    hay: &Hay<'_>,
+    start: usize,
+    eos: bool,
+) -> Result<(usize, Vec<(String, String)>), ScanError> {
     let attempt = d.regex.match_at(hay.text, start - hay.base, eos)?;
     match attempt.captures {
         Some(c) => Ok((hay.base + c.end(), named_groups(d, hay.text, &c))),
-        None => Err(ScanError::Disagree { pattern: d.regex.pattern().to_owned(), at: start }),
+        None => Err(ScanError::Disagree {
+            pattern: d.regex.pattern().to_owned(),
+            at: start,
+        }),
     }
 }
 
-fn backtrack_scan(p: &mut PatScan, d: &Delimiter, hay: &Hay<'_>, eos: bool) -> Result<(), ScanError> {
+fn backtrack_scan(
+    p: &mut PatScan,
+    d: &Delimiter,
+    hay: &Hay<'_>,
+    eos: bool,
+) -> Result<(), ScanError> {
     let len = hay.len();
     p.bt_pending = None;
     let mut s = p.bt_resume.max(hay.base);
@@ -397,7 +456,13 @@ fn backtrack_scan(p: &mut PatScan, d: &Delimiter, hay: &Hay<'_>, eos: bool) -> R
 
 /// Starts threads at `at` for every branch whose guard holds there.
 #[inline]
-fn spawn(p: &mut PatScan, branches: &[crate::scan::delimiter::Branch], at: usize, prev: Option<u8>, guards: &dyn Guards) {
+fn spawn(
+    p: &mut PatScan,
+    branches: &[crate::scan::delimiter::Branch],
+    at: usize,
+    prev: Option<u8>,
+    guards: &dyn Guards,
+) {
     for (bi, br) in branches.iter().enumerate() {
         if let Some(g) = br.guard
             && !guards.holds(g, at)
@@ -410,7 +475,13 @@ fn spawn(p: &mut PatScan, branches: &[crate::scan::delimiter::Branch], at: usize
         if f & FUT == 0 {
             continue;
         }
-        let mut t = Thread { start: at, branch: bi as u16, state: q, rec: None, settled: false };
+        let mut t = Thread {
+            start: at,
+            branch: bi as u16,
+            state: q,
+            rec: None,
+            settled: false,
+        };
         settle(&mut t, f, at);
         p.threads.push(t);
     }
@@ -444,7 +515,10 @@ fn dedup(threads: &mut Vec<Thread>) {
         let t = threads[k];
         let redundant = !t.settled
             && threads[..k].iter().any(|e| {
-                !e.settled && e.branch == t.branch && e.state == t.state && (e.rec.is_some() || t.rec.is_none())
+                !e.settled
+                    && e.branch == t.branch
+                    && e.state == t.state
+                    && (e.rec.is_some() || t.rec.is_none())
             });
         if redundant {
             threads.remove(k);
@@ -462,7 +536,10 @@ fn update_best(p: &mut PatScan) {
         && first.settled
         && let Some(end) = first.rec
     {
-        p.best = Some(Found { start: first.start, end });
+        p.best = Some(Found {
+            start: first.start,
+            end,
+        });
         p.threads.clear();
     }
 }

@@ -95,7 +95,9 @@ const SIZE_LIMIT: usize = 8 << 20;
 impl DfaTable {
     /// Builds the table for `hir`.
     pub fn build(hir: &Hir, kind: TableKind) -> Result<DfaTable, TableError> {
-        let err = |e: &dyn std::fmt::Display| TableError { message: e.to_string() };
+        let err = |e: &dyn std::fmt::Display| TableError {
+            message: e.to_string(),
+        };
         let nfa = thompson::Compiler::new()
             .configure(
                 thompson::Config::new()
@@ -159,13 +161,16 @@ impl DfaTable {
         order.push(dead);
         let mut visit = |id: StateID, order: &mut Vec<StateID>| -> Result<u32, TableError> {
             if dfa.is_quit_state(id) {
-                return Err(TableError { message: "automaton needs a quit state".into() });
+                return Err(TableError {
+                    message: "automaton needs a quit state".into(),
+                });
             }
             if let Some(&i) = index.get(&id) {
                 return Ok(i);
             }
-            let i = u32::try_from(order.len())
-                .map_err(|_| TableError { message: "too many states".into() })?;
+            let i = u32::try_from(order.len()).map_err(|_| TableError {
+                message: "too many states".into(),
+            })?;
             index.insert(id, i);
             order.push(id);
             Ok(i)
@@ -336,7 +341,11 @@ mod tests {
     /// Runs an anchored thread from `start` over `hay` the way the scanner
     /// does, returning (resolved at, match end) or None if still pending.
     fn run(t: &DfaTable, hay: &[u8], start: usize, eoi: bool) -> Option<(usize, Option<usize>)> {
-        let mut q = t.start(if start == 0 { None } else { Some(hay[start - 1]) });
+        let mut q = t.start(if start == 0 {
+            None
+        } else {
+            Some(hay[start - 1])
+        });
         let mut rec = None;
         let mut p = start;
         loop {
@@ -379,7 +388,10 @@ mod tests {
         assert_eq!(run(&t, b"</call>\n", 0, false), None);
         assert_eq!(run(&t, b"</call>\n</cal", 0, false), None);
         assert_eq!(run(&t, b"</call>\n</calx", 0, false), Some((14, Some(8))));
-        assert_eq!(run(&t, b"</call>\n</calls>", 0, false), Some((16, Some(16))));
+        assert_eq!(
+            run(&t, b"</call>\n</calls>", 0, false),
+            Some((16, Some(16)))
+        );
         assert_eq!(run(&t, b"</call>\n", 0, true), Some((8, Some(8))));
     }
 

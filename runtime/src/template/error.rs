@@ -77,8 +77,12 @@ impl Rule {
             Rule::JoinWithoutRepeats => "`join` requires `repeats: true`",
             Rule::TransformEachType => "`transform_each` must be a boolean",
             Rule::TransformEachWithoutTransform => "`transform_each` requires `transform`",
-            Rule::MixedPlaceholder => "a transform string is either one whole placeholder or plain text",
-            Rule::NamedGroupsWithoutTransform => "named groups are only surfaced through a `transform`",
+            Rule::MixedPlaceholder => {
+                "a transform string is either one whole placeholder or plain text"
+            }
+            Rule::NamedGroupsWithoutTransform => {
+                "named groups are only surfaced through a `transform`"
+            }
             Rule::SeveralImplicitFields => "at most one field may omit `open`/`open_pattern`",
             Rule::NoStartAnchor => "`start_anchor` or `start_anchor_pattern` is required",
             Rule::Source => "the template source must be readable",

@@ -40,7 +40,11 @@ pub fn location_of(text: &str, offset: usize) -> Location {
     let line = before.matches('\n').count() + 1;
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);
     let column = before[line_start..].chars().count() + 1;
-    Location { line, column, offset }
+    Location {
+        line,
+        column,
+        offset,
+    }
 }
 
 fn floor_char_boundary(text: &str, mut i: usize) -> usize {
@@ -53,7 +57,10 @@ fn floor_char_boundary(text: &str, mut i: usize) -> usize {
 /// The byte offset at which the value at `path` starts, or `None` if the text
 /// does not hold it (or is not well-formed enough to tell).
 pub fn find(text: &str, path: &[Seg]) -> Option<usize> {
-    let mut w = Walker { s: text.as_bytes(), i: 0 };
+    let mut w = Walker {
+        s: text.as_bytes(),
+        i: 0,
+    };
     w.ws();
     w.find_in_value(path)
 }
@@ -252,8 +259,14 @@ mod tests {
     fn finds_nested_keys_and_indices() {
         let text = "{\n  \"fields\": {\n    \"a\": {\"open\": [\"x\", 5]},\n    \"b\": {\"open_pattern\": \"(\"}\n  }\n}";
         let k = |s: &str| Seg::Key(s.into());
-        assert_eq!(at(text, &[k("fields"), k("b"), k("open_pattern")]).as_deref(), Some("4:27"));
-        assert_eq!(at(text, &[k("fields"), k("a"), k("open"), Seg::Index(1)]).as_deref(), Some("3:23"));
+        assert_eq!(
+            at(text, &[k("fields"), k("b"), k("open_pattern")]).as_deref(),
+            Some("4:27")
+        );
+        assert_eq!(
+            at(text, &[k("fields"), k("a"), k("open"), Seg::Index(1)]).as_deref(),
+            Some("3:23")
+        );
         assert_eq!(at(text, &[k("fields"), k("c")]), None);
         assert_eq!(at(text, &[]).as_deref(), Some("1:1"));
     }
@@ -267,7 +280,10 @@ mod tests {
     #[test]
     fn escaped_keys_are_decoded() {
         let text = r#"{"t\u00e9": {"x": [1, "]", {"y": "}"}]}, "z": 0}"#;
-        assert_eq!(find(text, &[Seg::Key("té".into()), Seg::Key("x".into())]), Some(18));
+        assert_eq!(
+            find(text, &[Seg::Key("té".into()), Seg::Key("x".into())]),
+            Some(18)
+        );
         assert_eq!(find(text, &[Seg::Key("z".into())]), Some(48));
     }
 }

@@ -72,7 +72,11 @@ struct Problem {
 }
 
 fn problem(rule: Rule, path: &[Seg], message: impl Into<String>) -> Problem {
-    Problem { rule, path: path.to_vec(), message: message.into() }
+    Problem {
+        rule,
+        path: path.to_vec(),
+        message: message.into(),
+    }
 }
 
 fn key(path: &[Seg], k: &str) -> Vec<Seg> {
@@ -106,7 +110,13 @@ fn py_list(names: &[&str]) -> String {
     format!("[{}]", inner.join(", "))
 }
 
-const TEMPLATE_KEYS: [&str; 5] = ["version", "defaults", "fields", "start_anchor", "start_anchor_pattern"];
+const TEMPLATE_KEYS: [&str; 5] = [
+    "version",
+    "defaults",
+    "fields",
+    "start_anchor",
+    "start_anchor_pattern",
+];
 const FIELD_KEYS: [&str; 11] = [
     "open",
     "open_pattern",
@@ -120,7 +130,15 @@ const FIELD_KEYS: [&str; 11] = [
     "transform",
     "transform_each",
 ];
-const CONTENT_PARSERS: [&str; 7] = ["bool", "float", "int", "json", "kv-lines", "text", "xml-inline"];
+const CONTENT_PARSERS: [&str; 7] = [
+    "bool",
+    "float",
+    "int",
+    "json",
+    "kv-lines",
+    "text",
+    "xml-inline",
+];
 
 impl Template {
     /// Loads a template from JSON text: either a bare response template, or a
@@ -134,17 +152,28 @@ impl Template {
                 }
                 _ => None,
             };
-            TemplateError { rule: Rule::Json, path: String::new(), location, message: e.to_string() }
+            TemplateError {
+                rule: Rule::Json,
+                path: String::new(),
+                location,
+                message: e.to_string(),
+            }
         })?;
         let (doc, base) = match &value {
-            Value::Map(m) if !m.contains_key("fields") && m.contains_key("response_template") => {
-                (&m["response_template"], vec![Seg::Key("response_template".into())])
-            }
+            Value::Map(m) if !m.contains_key("fields") && m.contains_key("response_template") => (
+                &m["response_template"],
+                vec![Seg::Key("response_template".into())],
+            ),
             _ => (&value, Vec::new()),
         };
         Self::build(doc, &base).map_err(|p| {
             let location = locate::find(text, &p.path).map(|o| locate::location_of(text, o));
-            TemplateError { rule: p.rule, path: path_string(&p.path), location, message: p.message }
+            TemplateError {
+                rule: p.rule,
+                path: path_string(&p.path),
+                location,
+                message: p.message,
+            }
         })
     }
 
@@ -169,17 +198,24 @@ impl Template {
         };
         if let Some(v) = spec.get("version") {
             // Python compares with `!=`, so 1, 1.0 and true are all version 1.
-            let one = matches!(v, Value::Int(1) | Value::Bool(true)) || matches!(v, Value::Float(f) if *f == 1.0);
+            let one = matches!(v, Value::Int(1) | Value::Bool(true))
+                || matches!(v, Value::Float(f) if *f == 1.0);
             if !one {
                 return Err(problem(
                     Rule::Version,
                     &key(base, "version"),
-                    format!("Unsupported response_template version: {}", v.to_json_string()),
+                    format!(
+                        "Unsupported response_template version: {}",
+                        v.to_json_string()
+                    ),
                 ));
             }
         }
-        let mut unknown: Vec<&str> =
-            spec.keys().map(String::as_str).filter(|k| !TEMPLATE_KEYS.contains(k)).collect();
+        let mut unknown: Vec<&str> = spec
+            .keys()
+            .map(String::as_str)
+            .filter(|k| !TEMPLATE_KEYS.contains(k))
+            .collect();
         if !unknown.is_empty() {
             unknown.sort_unstable();
             return Err(problem(
@@ -202,8 +238,16 @@ impl Template {
         let fields_raw = match spec.get("fields") {
             Some(Value::Map(m)) if !m.is_empty() => m,
             _ => {
-                let at = if spec.contains_key("fields") { key(base, "fields") } else { base.to_vec() };
-                return Err(problem(Rule::NoFields, &at, "response_template.fields must be a non-empty dict"));
+                let at = if spec.contains_key("fields") {
+                    key(base, "fields")
+                } else {
+                    base.to_vec()
+                };
+                return Err(problem(
+                    Rule::NoFields,
+                    &at,
+                    "response_template.fields must be a non-empty dict",
+                ));
             }
         };
 
@@ -213,9 +257,17 @@ impl Template {
         let fields_path = key(base, "fields");
         for (name, raw) in fields_raw {
             let path = key(&fields_path, name);
-            fields.push(build_field(name, raw, &path, &mut delimiters, &mut trackers)?);
+            fields.push(build_field(
+                name,
+                raw,
+                &path,
+                &mut delimiters,
+                &mut trackers,
+            )?);
         }
-        let implicit: Vec<usize> = (0..fields.len()).filter(|&i| fields[i].open.is_none()).collect();
+        let implicit: Vec<usize> = (0..fields.len())
+            .filter(|&i| fields[i].open.is_none())
+            .collect();
         if implicit.len() > 1 {
             let names: Vec<&str> = implicit.iter().map(|&i| fields[i].name.as_str()).collect();
             return Err(problem(
@@ -228,7 +280,14 @@ impl Template {
                 ),
             ));
         }
-        let start_anchor = match compile_anchor("response_template", spec, "start_anchor", "start_anchor_pattern", base, &mut trackers)? {
+        let start_anchor = match compile_anchor(
+            "response_template",
+            spec,
+            "start_anchor",
+            "start_anchor_pattern",
+            base,
+            &mut trackers,
+        )? {
             Some(d) => d,
             None => {
                 return Err(problem(
@@ -249,7 +308,12 @@ impl Template {
         let mut watch_sets = Vec::with_capacity(fields.len() + 1);
         for f in &fields {
             let entries = match (f.open, f.close) {
-                (Some(_), Some(c)) => vec![Watch { delim: c, kind: Kind::Close, field: 0, name_rank: f.name_rank }],
+                (Some(_), Some(c)) => vec![Watch {
+                    delim: c,
+                    kind: Kind::Close,
+                    field: 0,
+                    name_rank: f.name_rank,
+                }],
                 _ => Vec::new(),
             };
             watch_sets.push(entries);
@@ -262,17 +326,30 @@ impl Template {
         let mut top = Vec::new();
         for (i, f) in fields.iter().enumerate() {
             if let Some(o) = f.open {
-                top.push(Watch { delim: o, kind: Kind::Open, field: i as u16, name_rank: f.name_rank });
+                top.push(Watch {
+                    delim: o,
+                    kind: Kind::Open,
+                    field: i as u16,
+                    name_rank: f.name_rank,
+                });
             }
         }
         if let Some(imp) = implicit {
             let f = &fields[imp as usize];
             if let Some(c) = f.close {
-                top.push(Watch { delim: c, kind: Kind::Close, field: imp, name_rank: f.name_rank });
+                top.push(Watch {
+                    delim: c,
+                    kind: Kind::Close,
+                    field: imp,
+                    name_rank: f.name_rank,
+                });
             }
         }
         watch_sets.push(top);
-        let watch_sets = watch_sets.into_iter().map(|e| WatchSet::new(e, delims)).collect();
+        let watch_sets = watch_sets
+            .into_iter()
+            .map(|e| WatchSet::new(e, delims))
+            .collect();
         let needs_history = delimiters.iter().any(|d| d.needs_history);
         Ok(Template {
             defaults,
@@ -321,9 +398,17 @@ fn build_field(
 ) -> Result<Field, Problem> {
     let scope = format!("Field '{name}'");
     let Value::Map(field) = raw else {
-        return Err(problem(Rule::NotAnObject, path, format!("{scope} must be a dict")));
+        return Err(problem(
+            Rule::NotAnObject,
+            path,
+            format!("{scope} must be a dict"),
+        ));
     };
-    let mut unknown: Vec<&str> = field.keys().map(String::as_str).filter(|k| !FIELD_KEYS.contains(k)).collect();
+    let mut unknown: Vec<&str> = field
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !FIELD_KEYS.contains(k))
+        .collect();
     if !unknown.is_empty() {
         unknown.sort_unstable();
         return Err(problem(
@@ -343,7 +428,10 @@ fn build_field(
             return Err(problem(
                 Rule::UnknownContentParser,
                 &key(path, "content"),
-                format!("{scope}: unknown content parser '{shown}'. Available: {}", py_list(&CONTENT_PARSERS)),
+                format!(
+                    "{scope}: unknown content parser '{shown}'. Available: {}",
+                    py_list(&CONTENT_PARSERS)
+                ),
             ));
         }
     };
@@ -356,13 +444,20 @@ fn build_field(
             return Err(problem(
                 Rule::JoinType,
                 &key(path, "join"),
-                format!("{scope}: 'join' must be a string, got {}", other.type_name()),
+                format!(
+                    "{scope}: 'join' must be a string, got {}",
+                    other.type_name()
+                ),
             ));
         }
     };
     let repeats = field.get("repeats").is_some_and(truthy);
     if join.is_some() && !repeats {
-        return Err(problem(Rule::JoinWithoutRepeats, &key(path, "join"), format!("{scope}: 'join' requires 'repeats': true")));
+        return Err(problem(
+            Rule::JoinWithoutRepeats,
+            &key(path, "join"),
+            format!("{scope}: 'join' requires 'repeats': true"),
+        ));
     }
     let transform_raw = field.get("transform").filter(|v| !matches!(v, Value::Null));
     let transform_each = match field.get("transform_each") {
@@ -372,7 +467,10 @@ fn build_field(
             return Err(problem(
                 Rule::TransformEachType,
                 &key(path, "transform_each"),
-                format!("{scope}: transform_each must be a bool, got {}", other.type_name()),
+                format!(
+                    "{scope}: transform_each must be a bool, got {}",
+                    other.type_name()
+                ),
             ));
         }
     };
@@ -385,8 +483,9 @@ fn build_field(
     }
     let transform = match transform_raw {
         Some(t) => {
-            validate_transform(&scope, t)
-                .map_err(|message| problem(Rule::MixedPlaceholder, &key(path, "transform"), message))?;
+            validate_transform(&scope, t).map_err(|message| {
+                problem(Rule::MixedPlaceholder, &key(path, "transform"), message)
+            })?;
             Some(Transform::new(t))
         }
         None => {
@@ -397,7 +496,11 @@ fn build_field(
             if !names.is_empty() {
                 names.sort_unstable();
                 names.dedup();
-                let at = if field.contains_key("open_pattern") { "open_pattern" } else { "close_pattern" };
+                let at = if field.contains_key("open_pattern") {
+                    "open_pattern"
+                } else {
+                    "close_pattern"
+                };
                 return Err(problem(
                     Rule::NamedGroupsWithoutTransform,
                     &key(path, at),
@@ -501,10 +604,19 @@ fn compile_anchor(
             }
         };
         if literals.iter().any(String::is_empty) {
-            return Err(problem(Rule::EmptyLiteral, &at, format!("{scope}: '{literal_key}' literals cannot be empty strings")));
+            return Err(problem(
+                Rule::EmptyLiteral,
+                &at,
+                format!("{scope}: '{literal_key}' literals cannot be empty strings"),
+            ));
         }
-        let d = Delimiter::from_literals(literals, trackers)
-            .map_err(|e| problem(Rule::InvalidPattern, &at, format!("{scope}: invalid {literal_key}: {e}")))?;
+        let d = Delimiter::from_literals(literals, trackers).map_err(|e| {
+            problem(
+                Rule::InvalidPattern,
+                &at,
+                format!("{scope}: invalid {literal_key}: {e}"),
+            )
+        })?;
         return Ok(Some(d));
     }
     if let Some(raw) = spec.get(pattern_key) {
@@ -513,11 +625,19 @@ fn compile_anchor(
             return Err(problem(
                 Rule::PatternType,
                 &at,
-                format!("{scope}: {pattern_key} must be a string, got {}", raw.type_name()),
+                format!(
+                    "{scope}: {pattern_key} must be a string, got {}",
+                    raw.type_name()
+                ),
             ));
         };
-        let d = Delimiter::from_pattern(pattern, trackers)
-            .map_err(|e| problem(Rule::InvalidPattern, &at, format!("{scope}: invalid {pattern_key} regex: {e}")))?;
+        let d = Delimiter::from_pattern(pattern, trackers).map_err(|e| {
+            problem(
+                Rule::InvalidPattern,
+                &at,
+                format!("{scope}: invalid {pattern_key} regex: {e}"),
+            )
+        })?;
         return Ok(Some(d));
     }
     Ok(None)
@@ -526,7 +646,10 @@ fn compile_anchor(
 /// Where a template error points, for callers that hold the source text and
 /// want to show a snippet.
 pub fn snippet(text: &str, location: &Location) -> String {
-    let line = text.lines().nth(location.line.saturating_sub(1)).unwrap_or("");
+    let line = text
+        .lines()
+        .nth(location.line.saturating_sub(1))
+        .unwrap_or("");
     let caret: String = " ".repeat(location.column.saturating_sub(1)) + "^";
     format!("{line}\n{caret}")
 }
