@@ -193,7 +193,11 @@ fn write_float(out: &mut String, f: f64, style: NonFinite) {
 /// 15 and in scientific notation (`1e+16`, `1.5e-05`) outside that range.
 pub fn python_float_repr(f: f64) -> String {
     if f == 0.0 {
-        return if f.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
+        return if f.is_sign_negative() {
+            "-0.0".into()
+        } else {
+            "0.0".into()
+        };
     }
     // `{:e}` gives the shortest round-trip digits as d.ddddde<exp>.
     let sci = format!("{f:e}");
