@@ -1,15 +1,45 @@
-//! Python `regex`-module patterns: syntax, a backtracking matcher, and the translation to DFAs.
+//! Python `regex`-module patterns: syntax, a backtracking matcher, and the
+//! translation to DFAs.
 //!
-//! (Work in progress: the public API is in place; the engine lands next.)
+//! The reference parser compiles every delimiter with the PyPI `regex`
+//! module (VERSION0) and `regex.DOTALL`, and decides what to emit with its
+//! partial matching. [`Regex`] reproduces that: the same patterns are
+//! accepted (with Python's error messages and positions otherwise), and
+//! `search`, `search_partial` and `find_iter` give the module's spans and
+//! groups. Constructs this engine declines (fuzzy matching, recursion,
+//! conditionals, branch reset, `\K`, …) are reported as
+//! `unsupported: <construct>`.
+//!
+//! [`Regex::dfa_plan`] translates the patterns a DFA can run exactly into
+//! regex-syntax HIR for the streaming scanner; [`Regex::match_at`] is the
+//! ground truth it falls back on.
 
+mod ast;
+mod class;
+mod compile;
+mod dfa;
+mod exec;
+mod parse;
+#[cfg(test)]
+mod tests;
+
+use exec::{Mode, Outcome, Vm};
 use std::fmt;
+use std::sync::Arc;
 
 /// A compiled pattern with the semantics of `regex.compile(p, regex.DOTALL)`.
 #[derive(Clone, Debug)]
 pub struct Regex {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
     pattern: String,
     names: Vec<(String, usize)>,
     groups: usize,
+    node: ast::Node,
+    prog: compile::Program,
 }
 
 /// Why a pattern does not compile.
@@ -120,44 +150,265 @@ pub struct Unsupported {
 
 impl Regex {
     /// Compiles `pattern` as `regex.compile(pattern, regex.DOTALL)` would.
+    ///
+    /// Errors carry Python's message and position; constructs this engine
+    /// does not implement give `unsupported: <construct>`.
     pub fn new(pattern: &str) -> Result<Regex, RegexError> {
-        let _ = Regex { pattern: pattern.to_owned(), names: Vec::new(), groups: 0 };
-        Err(RegexError { message: "unsupported: engine not yet available".into(), offset: 0 })
+        let parsed = parse::parse(pattern)?;
+        let prog = compile::compile(&parsed.node, parsed.group_count)?;
+        Ok(Regex {
+            inner: Arc::new(Inner {
+                pattern: pattern.to_owned(),
+                names: parsed.names,
+                groups: parsed.group_count,
+                node: parsed.node,
+                prog,
+            }),
+        })
     }
+
     /// The pattern as written.
     pub fn pattern(&self) -> &str {
-        &self.pattern
+        &self.inner.pattern
     }
+
     /// The number of capture groups, excluding group 0.
     pub fn group_count(&self) -> usize {
-        self.groups
+        self.inner.groups
     }
-    /// Named groups in order of their index.
+
+    /// Named groups in order of their index (two names may share an index
+    /// when a name is reused, which the `regex` module allows).
     pub fn group_names(&self) -> &[(String, usize)] {
-        &self.names
+        &self.inner.names
     }
+
     /// The index of the group called `name`.
     pub fn group_index(&self, name: &str) -> Option<usize> {
-        self.names.iter().find(|(n, _)| n == name).map(|&(_, i)| i)
+        self.inner
+            .names
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|&(_, i)| i)
     }
-    /// Python `compiled.search(hay, pos)`.
-    pub fn search(&self, _hay: &str, _pos: usize) -> Result<Option<Captures>, MatchError> {
-        Ok(None)
+
+    fn captures(&self, vm: &Vm<'_, '_>) -> Captures {
+        Captures {
+            spans: (0..=self.inner.groups).map(|g| vm.span(g)).collect(),
+        }
     }
+
+    /// The first candidate start at or after `pos` (a char boundary), or
+    /// `None` past the end.
+    fn next_start(hay: &str, mut pos: usize) -> Option<usize> {
+        while pos <= hay.len() {
+            if hay.is_char_boundary(pos) {
+                return Some(pos);
+            }
+            pos += 1;
+        }
+        None
+    }
+
+    /// Searches from `pos` in `mode`; `must_advance` rejects a match that is
+    /// empty at `pos` (finditer after an empty match).
+    fn search_mode(
+        &self,
+        hay: &str,
+        pos: usize,
+        must_advance: bool,
+    ) -> Result<Option<Captures>, MatchError> {
+        let prog = &self.inner.prog;
+        let pos = pos.min(hay.len());
+        let mut vm = Vm::new(prog, hay, Mode::Complete, pos);
+        vm.set_must_advance(must_advance);
+        let bytes = hay.as_bytes();
+        let mut s = match Self::next_start(hay, pos) {
+            Some(s) => s,
+            None => return Ok(None),
+        };
+        loop {
+            if prog.anchored_start && s > 0 {
+                return Ok(None);
+            }
+            let candidate = match &prog.first_bytes {
+                Some(fb) => s < bytes.len() && fb[bytes[s] as usize],
+                None => true,
+            };
+            if candidate {
+                match vm.run(s) {
+                    Outcome::Match => return Ok(Some(self.captures(&vm))),
+                    Outcome::Budget => return Err(MatchError::Budget),
+                    Outcome::NoMatch | Outcome::Partial => {}
+                }
+            }
+            if s >= hay.len() {
+                return Ok(None);
+            }
+            s = match &prog.first_bytes {
+                // Skip ahead to the next byte that can start a match.
+                Some(fb) => match bytes[s + 1..].iter().position(|&b| fb[b as usize]) {
+                    Some(i) => s + 1 + i,
+                    None => return Ok(None),
+                },
+                None => s + hay[s..].chars().next().map_or(1, char::len_utf8),
+            };
+        }
+    }
+
+    /// Python `compiled.search(hay, pos)`: the leftmost match starting at or
+    /// after byte offset `pos`. Text before `pos` is visible to lookbehind
+    /// and `\b`; `^` and `\A` match only at offset 0.
+    pub fn search(&self, hay: &str, pos: usize) -> Result<Option<Captures>, MatchError> {
+        self.search_mode(hay, pos, false)
+    }
+
     /// Python `compiled.search(hay, pos, partial=True)`.
-    pub fn search_partial(&self, _hay: &str, _pos: usize) -> Result<Option<PartialMatch>, MatchError> {
+    ///
+    /// As the `regex` module does, this first looks for a complete match
+    /// (the end of `hay` being the end of the text) and returns the leftmost
+    /// one. Failing that, it returns the leftmost start from which some path
+    /// reads past the end of `hay`: a partial match spanning to the end, with
+    /// the groups that had closed by then. Failing that too, the module's
+    /// search scan may still report an empty partial match at the end.
+    pub fn search_partial(
+        &self,
+        hay: &str,
+        pos: usize,
+    ) -> Result<Option<PartialMatch>, MatchError> {
+        if let Some(captures) = self.search(hay, pos)? {
+            return Ok(Some(PartialMatch {
+                captures,
+                partial: false,
+            }));
+        }
+        let prog = &self.inner.prog;
+        let pos = pos.min(hay.len());
+        let mut vm = Vm::new(prog, hay, Mode::Partial, pos);
+        let mut s = match Self::next_start(hay, pos) {
+            Some(s) => s,
+            None => return Ok(None),
+        };
+        loop {
+            if prog.anchored_start && s > 0 {
+                break;
+            }
+            if s == hay.len() && prog.end_partial {
+                // The module's scan for where a match could start runs off
+                // the end before any attempt there (see `end_partial`).
+                break;
+            }
+            match vm.run(s) {
+                Outcome::Partial => {
+                    return Ok(Some(PartialMatch {
+                        captures: self.captures(&vm),
+                        partial: true,
+                    }));
+                }
+                Outcome::Match => {
+                    return Ok(Some(PartialMatch {
+                        captures: self.captures(&vm),
+                        partial: false,
+                    }));
+                }
+                Outcome::Budget => return Err(MatchError::Budget),
+                Outcome::NoMatch => {}
+            }
+            if s >= hay.len() {
+                break;
+            }
+            s += hay[s..].chars().next().map_or(1, char::len_utf8);
+        }
+        if prog.end_partial && !prog.anchored_start {
+            let mut spans = vec![None; self.inner.groups + 1];
+            spans[0] = Some((hay.len(), hay.len()));
+            return Ok(Some(PartialMatch {
+                captures: Captures { spans },
+                partial: true,
+            }));
+        }
         Ok(None)
     }
-    /// One anchored attempt at `start`.
-    pub fn match_at(&self, _hay: &str, _start: usize, _hay_is_complete: bool) -> Result<Attempt, MatchError> {
-        Ok(Attempt { captures: None, hit_end: false })
+
+    /// One anchored attempt at byte offset `start` (no scanning).
+    ///
+    /// When `hay_is_complete` is false, the end of `hay` is not the end of
+    /// the text: reading past it, or evaluating `$`, `\Z`, `\b`, `\B` (or a
+    /// lookaround that reads) at the end, sets `hit_end`. `hit_end` is true
+    /// whenever more text could change the result of this attempt (some path
+    /// explored up to the first successful one touched the end); when false,
+    /// the result is final whatever follows.
+    pub fn match_at(
+        &self,
+        hay: &str,
+        start: usize,
+        hay_is_complete: bool,
+    ) -> Result<Attempt, MatchError> {
+        if start > hay.len() || !hay.is_char_boundary(start) {
+            return Ok(Attempt {
+                captures: None,
+                hit_end: false,
+            });
+        }
+        let mode = if hay_is_complete {
+            Mode::Complete
+        } else {
+            Mode::Incomplete
+        };
+        let mut vm = Vm::new(&self.inner.prog, hay, mode, start);
+        match vm.run(start) {
+            Outcome::Match => Ok(Attempt {
+                captures: Some(self.captures(&vm)),
+                hit_end: vm.hit_end,
+            }),
+            Outcome::NoMatch | Outcome::Partial => Ok(Attempt {
+                captures: None,
+                hit_end: vm.hit_end,
+            }),
+            Outcome::Budget => Err(MatchError::Budget),
+        }
     }
-    /// Python `finditer(pattern, hay, flags=DOTALL)`.
-    pub fn find_iter<'r, 'h>(&'r self, _hay: &'h str) -> impl Iterator<Item = Result<Captures, MatchError>> + 'r + 'h {
-        std::iter::empty()
+
+    /// Python `regex.finditer(pattern, hay, flags=regex.DOTALL)`: successive
+    /// non-overlapping matches. After an empty match the next match may not
+    /// be empty at the same position (it may be non-empty there); an empty
+    /// match may directly follow a non-empty one.
+    ///
+    /// (The iterator owns a copy of `hay`: the signature promises it outlives
+    /// both borrows, which a borrowing iterator could not.)
+    pub fn find_iter<'r, 'h>(
+        &'r self,
+        hay: &'h str,
+    ) -> impl Iterator<Item = Result<Captures, MatchError>> + 'r + 'h {
+        let re = self.clone();
+        let hay: Box<str> = hay.into();
+        let mut pos = 0;
+        let mut must_advance = false;
+        let mut done = false;
+        std::iter::from_fn(move || {
+            if done || pos > hay.len() {
+                return None;
+            }
+            match re.search_mode(&hay, pos, must_advance) {
+                Ok(Some(c)) => {
+                    must_advance = c.start() == c.end();
+                    pos = c.end();
+                    Some(Ok(c))
+                }
+                Ok(None) => {
+                    done = true;
+                    None
+                }
+                Err(e) => {
+                    done = true;
+                    Some(Err(e))
+                }
+            }
+        })
     }
-    /// The DFA plan, or why there is none.
+
+    /// The DFA plan (see [`DfaPlan`]), or why there is none.
     pub fn dfa_plan(&self) -> Result<DfaPlan, Unsupported> {
-        Err(Unsupported { construct: "engine not yet available".into(), offset: 0 })
+        dfa::plan(&self.inner.node)
     }
 }

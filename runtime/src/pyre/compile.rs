@@ -1,0 +1,679 @@
+//! Compiles the pattern tree into a flat program for the backtracking VM.
+//!
+//! Repeats follow the `regex` module's own compilation: the minimum count is
+//! unrolled into copies, and what remains is a loop with a minimum of zero
+//! that stops iterating after an iteration that did not move (the module's
+//! "changed"/body-guard rule). Lookbehind bodies are compiled backwards and
+//! run right to left, as the module does, so their captures and their
+//! greedy/lazy choices come out the same.
+
+use super::RegexError;
+use super::ast::{Assertion, Fold, Node};
+use super::class::Class;
+
+/// One instruction. Consuming instructions carry `rev` (run right to left,
+/// inside a lookbehind).
+#[derive(Clone, Debug)]
+pub(crate) enum Inst {
+    /// Consume exactly this character.
+    Char { c: char, rev: bool },
+    /// Consume one character of the class. `lit`: the class stands for a
+    /// case-insensitive literal (it belongs to a literal string).
+    Class { class: u32, rev: bool, lit: bool },
+    /// Consume any one character.
+    Any { rev: bool },
+    /// Fail.
+    Fail,
+    /// Try `first`; if everything from there fails, try `second`.
+    /// `memo` is the failure-memo slot, if this choice point may use it;
+    /// `peek` marks the decision points of repeats (for partial matching).
+    Split {
+        first: u32,
+        second: u32,
+        memo: Option<u32>,
+        peek: Peek,
+    },
+    /// The decision point after the last iteration of a repeat that cannot
+    /// iterate again: in partial mode, peek at what follows.
+    PeekTail,
+    /// Continue at the target.
+    Jmp(u32),
+    /// Remember the position where group `group` opens.
+    Open { group: u32 },
+    /// Commit group `group`'s span (from its open position to here).
+    Close { group: u32 },
+    /// A zero-width assertion.
+    Assert(Assertion),
+    /// Match the text of group `group` again.
+    Backref { group: u32, fold: Fold, rev: bool },
+    /// Start a loop that keeps registers: count = 0.
+    LoopInit { reg: u32 },
+    /// The start of an iteration: remember where it began.
+    IterStart { reg: u32 },
+    /// The end of an iteration of a `{0,max}` loop with registers.
+    /// `general`: the body is more than one character test (see [`Peek`]).
+    LoopTail {
+        reg: u32,
+        max: Option<u32>,
+        greedy: bool,
+        body: u32,
+        exit: u32,
+        general: bool,
+    },
+    /// The end of an iteration of an exact-count loop.
+    CountTail { reg: u32, count: u32, body: u32 },
+    /// A lazy repeat of one character test, `{0,max}` (forward only). In
+    /// partial mode it reproduces how the module extends such a repeat on
+    /// backtracking (see `Vm::lazy_partial`); otherwise it is an ordinary
+    /// lazy loop. `tail_len`: 0 if what follows is not a literal, 1 for a
+    /// single literal character, more for a literal string (of that many
+    /// consecutive literal instructions starting at `tail`).
+    LazyOne {
+        item: One,
+        max: Option<u32>,
+        tail: u32,
+        tail_len: u32,
+        memo: Option<u32>,
+    },
+    /// Enter a lookaround; its body follows, and `next` is after its `LookEnd`.
+    LookStart { negate: bool, next: u32 },
+    /// The body of the innermost lookaround matched.
+    LookEnd,
+    /// Enter an atomic group.
+    AtomicStart,
+    /// The body of the innermost atomic group matched.
+    AtomicEnd,
+    /// The whole pattern matched.
+    Match,
+}
+
+/// The character test repeated by [`Inst::LazyOne`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum One {
+    /// Exactly this character.
+    Char(char),
+    /// A character of the class.
+    Class(u32),
+    /// Any character.
+    Any,
+}
+
+/// How a choice point takes part in partial matching.
+///
+/// At the start and at the end of each iteration of a repeat whose body is
+/// more than a single character test, the `regex` module first "peeks" at
+/// the body and at what follows (skipping group boundaries); if either would
+/// read past the end of the text it reports a partial match at once, before
+/// exploring either. At the end of an iteration of a greedy repeat that sits
+/// at the very end of the text, a body that would read past the end is
+/// simply not tried. This only changes which groups a partial match reports
+/// (and, rarely, whether a partial match is found at a given start).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Peek {
+    /// An ordinary choice point.
+    None,
+    /// The start of a repeat.
+    Entry { body: u32, tail: u32 },
+    /// The end of an iteration of a repeat that may iterate again.
+    End { body: u32, tail: u32, greedy: bool },
+}
+
+/// A compiled pattern.
+#[derive(Clone, Debug)]
+pub(crate) struct Program {
+    pub(crate) insts: Vec<Inst>,
+    pub(crate) classes: Vec<Class>,
+    /// Capture groups including group 0.
+    pub(crate) groups: usize,
+    /// Loop registers.
+    pub(crate) regs: usize,
+    /// Failure-memo slots (0 when memoization is off: backreferences make
+    /// success depend on captures).
+    pub(crate) memo_slots: usize,
+    /// Bytes that can start a match, or `None` if any position can.
+    pub(crate) first_bytes: Option<Box<[bool; 256]>>,
+    /// Whether the pattern can only match at offset 0 (`^`/`\A` first).
+    pub(crate) anchored_start: bool,
+    /// Whether the `regex` module's search scan reports a partial match at
+    /// the end of the text when nothing else matched (see `search_partial`).
+    pub(crate) end_partial: bool,
+}
+
+/// The most instructions a program may have; larger patterns (huge repeat
+/// counts) are declined rather than exhausting memory.
+const MAX_INSTS: usize = 1 << 20;
+
+/// Unroll a repeat's mandatory copies when they stay this small; beyond it a
+/// counted loop does the same job.
+const UNROLL_LIMIT: usize = 4096;
+
+struct Compiler {
+    insts: Vec<Inst>,
+    classes: Vec<Class>,
+    regs: u32,
+    memo: bool,
+    memo_slots: u32,
+    /// How many register loops enclose the code being emitted: their bodies
+    /// depend on the registers, so their choice points are not memoized.
+    reg_depth: u32,
+}
+
+/// Compiles `node` (with `groups` capture groups besides group 0).
+pub(crate) fn compile(node: &Node, groups: usize) -> Result<Program, RegexError> {
+    let memo = !node.has_backref();
+    let mut c = Compiler {
+        insts: Vec::new(),
+        classes: Vec::new(),
+        regs: 0,
+        memo,
+        memo_slots: 0,
+        reg_depth: 0,
+    };
+    c.emit(node, false)?;
+    c.push(Inst::Match)?;
+    c.link_lazy_tails();
+    let (first_bytes, nullable) = first_bytes(node);
+    Ok(Program {
+        insts: c.insts,
+        classes: c.classes,
+        groups: groups + 1,
+        regs: c.regs as usize,
+        memo_slots: c.memo_slots as usize,
+        first_bytes: if nullable {
+            None
+        } else {
+            Some(Box::new(first_bytes))
+        },
+        anchored_start: anchored_start(node),
+        end_partial: end_partial(node),
+    })
+}
+
+fn too_large() -> RegexError {
+    RegexError {
+        message: "unsupported: pattern too large".into(),
+        offset: 0,
+    }
+}
+
+impl Compiler {
+    fn push(&mut self, inst: Inst) -> Result<u32, RegexError> {
+        if self.insts.len() >= MAX_INSTS {
+            return Err(too_large());
+        }
+        self.insts.push(inst);
+        Ok((self.insts.len() - 1) as u32)
+    }
+
+    fn pc(&self) -> u32 {
+        self.insts.len() as u32
+    }
+
+    fn split(&mut self, first: u32, second: u32) -> Result<u32, RegexError> {
+        let memo = if self.memo && self.reg_depth == 0 {
+            self.memo_slots += 1;
+            Some(self.memo_slots - 1)
+        } else {
+            None
+        };
+        self.push(Inst::Split {
+            first,
+            second,
+            memo,
+            peek: Peek::None,
+        })
+    }
+
+    /// Sets the targets (and the partial-matching role) of a split.
+    fn set_split(&mut self, at: u32, first: u32, second: u32, peek: Peek) {
+        self.patch(at, |i| {
+            if let Inst::Split {
+                first: f,
+                second: s,
+                peek: p,
+                ..
+            } = i
+            {
+                *f = first;
+                *s = second;
+                *p = peek;
+            }
+        });
+    }
+
+    fn patch(&mut self, at: u32, f: impl FnOnce(&mut Inst)) {
+        if let Some(i) = self.insts.get_mut(at as usize) {
+            f(i);
+        }
+    }
+
+    fn emit(&mut self, node: &Node, rev: bool) -> Result<(), RegexError> {
+        match node {
+            Node::Empty => {}
+            Node::Fail => {
+                self.push(Inst::Fail)?;
+            }
+            Node::Literal(c) => {
+                self.push(Inst::Char { c: *c, rev })?;
+            }
+            Node::Class(class) => self.class(class, rev, false)?,
+            Node::FoldLit(class) => self.class(class, rev, true)?,
+            Node::Concat(items) => {
+                if rev {
+                    for n in items.iter().rev() {
+                        self.emit(n, rev)?;
+                    }
+                } else {
+                    for n in items {
+                        self.emit(n, rev)?;
+                    }
+                }
+            }
+            Node::Alt(branches) => {
+                // split b0 / (split b1 / (... bn)); every branch jumps to the end.
+                let mut jumps = Vec::new();
+                for (i, b) in branches.iter().enumerate() {
+                    if i + 1 < branches.len() {
+                        let split = self.split(0, 0)?;
+                        let first = self.pc();
+                        self.emit(b, rev)?;
+                        jumps.push(self.push(Inst::Jmp(0))?);
+                        let second = self.pc();
+                        self.patch(split, |s| {
+                            if let Inst::Split {
+                                first: f,
+                                second: s2,
+                                ..
+                            } = s
+                            {
+                                *f = first;
+                                *s2 = second;
+                            }
+                        });
+                    } else {
+                        self.emit(b, rev)?;
+                    }
+                }
+                let end = self.pc();
+                for j in jumps {
+                    self.patch(j, |i| *i = Inst::Jmp(end));
+                }
+            }
+            Node::Group { index, node } => {
+                self.push(Inst::Open {
+                    group: *index as u32,
+                })?;
+                self.emit(node, rev)?;
+                self.push(Inst::Close {
+                    group: *index as u32,
+                })?;
+            }
+            Node::Repeat {
+                node,
+                min,
+                max,
+                greedy,
+                possessive,
+                ..
+            } => {
+                if *possessive {
+                    self.push(Inst::AtomicStart)?;
+                    self.repeat(node, *min, *max, *greedy, rev)?;
+                    self.push(Inst::AtomicEnd)?;
+                } else {
+                    self.repeat(node, *min, *max, *greedy, rev)?;
+                }
+            }
+            Node::Look {
+                behind,
+                negate,
+                node,
+                ..
+            } => {
+                let start = self.push(Inst::LookStart {
+                    negate: *negate,
+                    next: 0,
+                })?;
+                self.emit(node, *behind)?;
+                self.push(Inst::LookEnd)?;
+                let next = self.pc();
+                self.patch(start, |i| {
+                    if let Inst::LookStart { next: n, .. } = i {
+                        *n = next;
+                    }
+                });
+            }
+            Node::Atomic { node, .. } => {
+                self.push(Inst::AtomicStart)?;
+                self.emit(node, rev)?;
+                self.push(Inst::AtomicEnd)?;
+            }
+            Node::Backref { group, fold, .. } => {
+                self.push(Inst::Backref {
+                    group: *group as u32,
+                    fold: *fold,
+                    rev,
+                })?;
+            }
+            Node::Assert { kind, .. } => {
+                self.push(Inst::Assert(*kind))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn class_index(&mut self, class: &Class) -> u32 {
+        let idx = match self.classes.iter().position(|c| c == class) {
+            Some(i) => i,
+            None => {
+                self.classes.push(class.clone());
+                self.classes.len() - 1
+            }
+        };
+        idx as u32
+    }
+
+    fn class(&mut self, class: &Class, rev: bool, lit: bool) -> Result<(), RegexError> {
+        if class.ranges() == [('\0', char::MAX)] {
+            self.push(Inst::Any { rev })?;
+        } else {
+            let class = self.class_index(class);
+            self.push(Inst::Class { class, rev, lit })?;
+        }
+        Ok(())
+    }
+
+    /// Fills in what follows each [`Inst::LazyOne`]: the module looks past
+    /// group boundaries at the next test, and packs a run of literals into
+    /// one string.
+    fn link_lazy_tails(&mut self) {
+        for pc in 0..self.insts.len() {
+            if !matches!(self.insts[pc], Inst::LazyOne { .. }) {
+                continue;
+            }
+            let mut t = pc + 1;
+            let mut hops = 0;
+            while let Some(i) = self.insts.get(t) {
+                match i {
+                    Inst::Open { .. } | Inst::Close { .. } => t += 1,
+                    Inst::Jmp(j) if hops < self.insts.len() => {
+                        t = *j as usize;
+                        hops += 1;
+                    }
+                    _ => break,
+                }
+            }
+            let mut n = 0;
+            while let Some(
+                Inst::Char { rev: false, .. }
+                | Inst::Class {
+                    rev: false,
+                    lit: true,
+                    ..
+                },
+            ) = self.insts.get(t + n)
+            {
+                n += 1;
+            }
+            if let Inst::LazyOne { tail, tail_len, .. } = &mut self.insts[pc] {
+                *tail = t as u32;
+                *tail_len = n as u32;
+            }
+        }
+    }
+
+    fn repeat(
+        &mut self,
+        node: &Node,
+        min: u32,
+        max: Option<u32>,
+        greedy: bool,
+        rev: bool,
+    ) -> Result<(), RegexError> {
+        // The mandatory copies.
+        if min > 0 {
+            let before = self.pc() as usize;
+            self.emit(node, rev)?;
+            let size = self.pc() as usize - before;
+            if size.saturating_mul(min as usize) <= UNROLL_LIMIT {
+                for _ in 1..min {
+                    self.emit(node, rev)?;
+                }
+            } else {
+                // Replace the single copy by a counted loop of `min` copies.
+                self.insts.truncate(before);
+                let reg = self.new_reg();
+                self.push(Inst::LoopInit { reg })?;
+                let body = self.pc();
+                self.reg_depth += 1;
+                self.emit(node, rev)?;
+                self.reg_depth -= 1;
+                self.push(Inst::CountTail {
+                    reg,
+                    count: min,
+                    body,
+                })?;
+            }
+        }
+        let rest = max.map(|m| m - min);
+        // The module runs a repeat of a single character test with its own
+        // opcode, which does not peek (see `Peek`).
+        let general = !matches!(node, Node::Literal(_) | Node::Class(_) | Node::FoldLit(_));
+        if rest == Some(0) {
+            if general {
+                self.push(Inst::PeekTail)?;
+            }
+            return Ok(());
+        }
+        if !greedy && !rev && !general {
+            let item = match node {
+                Node::Literal(c) => One::Char(*c),
+                Node::Class(c) | Node::FoldLit(c) if c.ranges() == [('\0', char::MAX)] => One::Any,
+                Node::Class(c) | Node::FoldLit(c) => One::Class(self.class_index(c)),
+                _ => One::Any,
+            };
+            let memo = if self.memo && self.reg_depth == 0 && rest.is_none() {
+                self.memo_slots += 1;
+                Some(self.memo_slots - 1)
+            } else {
+                None
+            };
+            self.push(Inst::LazyOne {
+                item,
+                max: rest,
+                tail: 0,
+                tail_len: 0,
+                memo,
+            })?;
+            return Ok(());
+        }
+        if rest == Some(1) || (rest.is_none() && node.min_len() > 0) {
+            // No registers needed: `X?`, or a loop whose body always moves.
+            let entry = self.split(0, 0)?;
+            let body = self.pc();
+            self.emit(node, rev)?;
+            let end_split = if rest.is_none() {
+                Some(self.split(0, 0)?)
+            } else {
+                if general {
+                    self.push(Inst::PeekTail)?;
+                }
+                None
+            };
+            let exit = self.pc();
+            let (first, second) = if greedy { (body, exit) } else { (exit, body) };
+            let entry_peek = if general {
+                Peek::Entry { body, tail: exit }
+            } else {
+                Peek::None
+            };
+            self.set_split(entry, first, second, entry_peek);
+            if let Some(end_split) = end_split {
+                let end_peek = if general {
+                    Peek::End {
+                        body,
+                        tail: exit,
+                        greedy,
+                    }
+                } else {
+                    Peek::None
+                };
+                self.set_split(end_split, first, second, end_peek);
+            }
+            return Ok(());
+        }
+        let reg = self.new_reg();
+        self.push(Inst::LoopInit { reg })?;
+        let split = self.split(0, 0)?;
+        let body = self.pc();
+        self.reg_depth += 1;
+        self.push(Inst::IterStart { reg })?;
+        self.emit(node, rev)?;
+        let tail = self.push(Inst::LoopTail {
+            reg,
+            max: rest,
+            greedy,
+            body: 0,
+            exit: 0,
+            general,
+        })?;
+        self.reg_depth -= 1;
+        let exit = self.pc();
+        self.patch(tail, |i| {
+            if let Inst::LoopTail {
+                body: b, exit: e, ..
+            } = i
+            {
+                *b = body;
+                *e = exit;
+            }
+        });
+        let (first, second) = if greedy { (body, exit) } else { (exit, body) };
+        let entry_peek = if general {
+            Peek::Entry { body, tail: exit }
+        } else {
+            Peek::None
+        };
+        self.set_split(split, first, second, entry_peek);
+        Ok(())
+    }
+
+    fn new_reg(&mut self) -> u32 {
+        self.regs += 1;
+        self.regs - 1
+    }
+}
+
+/// The UTF-8 lead bytes of the characters in `lo..=hi`.
+fn lead_bytes(lo: char, hi: char, out: &mut [bool; 256]) {
+    let bounds: [(u32, u32); 4] = [
+        (0, 0x7F),
+        (0x80, 0x7FF),
+        (0x800, 0xFFFF),
+        (0x10000, 0x10FFFF),
+    ];
+    for (a, b) in bounds {
+        let (l, h) = ((lo as u32).max(a), (hi as u32).min(b));
+        if l > h {
+            continue;
+        }
+        let (Some(lc), Some(hc)) = (
+            char::from_u32(l).or(char::from_u32(0xE000)),
+            char::from_u32(h).or(char::from_u32(0xD7FF)),
+        ) else {
+            continue;
+        };
+        let mut buf = [0u8; 4];
+        let lb = lc.encode_utf8(&mut buf).as_bytes()[0];
+        let hb = hc.encode_utf8(&mut buf).as_bytes()[0];
+        for byte in lb..=hb {
+            out[byte as usize] = true;
+        }
+    }
+}
+
+/// The bytes a match can start with, and whether the node can match without
+/// consuming anything (then any position is a candidate).
+fn first_bytes(node: &Node) -> ([bool; 256], bool) {
+    let mut out = [false; 256];
+    let nullable = first_into(node, &mut out);
+    (out, nullable)
+}
+
+fn first_into(node: &Node, out: &mut [bool; 256]) -> bool {
+    match node {
+        Node::Empty | Node::Assert { .. } | Node::Look { .. } => true,
+        Node::Fail => false,
+        Node::Literal(c) => {
+            lead_bytes(*c, *c, out);
+            false
+        }
+        Node::Class(class) | Node::FoldLit(class) => {
+            for &(a, b) in class.ranges() {
+                lead_bytes(a, b, out);
+            }
+            false
+        }
+        Node::Concat(items) => {
+            for n in items {
+                if !first_into(n, out) {
+                    return false;
+                }
+            }
+            true
+        }
+        Node::Alt(branches) => {
+            let mut nullable = false;
+            for b in branches {
+                nullable |= first_into(b, out);
+            }
+            nullable
+        }
+        Node::Group { node, .. } | Node::Atomic { node, .. } => first_into(node, out),
+        Node::Repeat { node, min, .. } => first_into(node, out) || *min == 0,
+        Node::Backref { .. } => true,
+    }
+}
+
+/// Whether every match must start at offset 0.
+fn anchored_start(node: &Node) -> bool {
+    match node {
+        Node::Assert {
+            kind: Assertion::Start,
+            ..
+        } => true,
+        Node::Concat(items) => items.first().is_some_and(anchored_start),
+        Node::Alt(branches) => !branches.is_empty() && branches.iter().all(anchored_start),
+        Node::Group { node, .. } | Node::Atomic { node, .. } => anchored_start(node),
+        Node::Repeat { node, min, .. } => *min > 0 && anchored_start(node),
+        _ => false,
+    }
+}
+
+/// Models the `regex` module's search scan in partial mode: when the first
+/// thing the pattern tests (skipping lookarounds, assertions and group
+/// boundaries) consumes a character, the scan runs off the end of the text
+/// and the module reports a partial match there.
+fn end_partial(node: &Node) -> bool {
+    fn walk(node: &Node) -> Option<bool> {
+        // Some(true): found a consuming test; Some(false): found a blocker;
+        // None: zero-width, keep looking.
+        match node {
+            Node::Empty | Node::Look { .. } => None,
+            Node::Assert {
+                kind: Assertion::Start,
+                ..
+            } => Some(false),
+            Node::Assert { .. } => None,
+            Node::Fail => Some(false),
+            Node::Literal(_) | Node::Class(_) | Node::FoldLit(_) | Node::Backref { .. } => {
+                Some(true)
+            }
+            Node::Concat(items) => items.iter().find_map(walk),
+            Node::Alt(_) => Some(true),
+            Node::Group { node, .. } | Node::Atomic { node, .. } => walk(node),
+            Node::Repeat { .. } => Some(true),
+        }
+    }
+    walk(node).unwrap_or(false)
+}

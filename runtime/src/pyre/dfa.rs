@@ -1,0 +1,219 @@
+//! Translation of patterns to regex-syntax HIR for the streaming scanner.
+//!
+//! A leftmost-first DFA finds the same match end as the backtracker when the
+//! pattern has no backreferences, atomic groups or lookarounds. Two
+//! lookarounds are common in delimiters and translate exactly enough:
+//!
+//! * a positive lookbehind at the start of a branch becomes the branch's
+//!   *guard* (the branch may start only where a match of the guard ends);
+//! * a positive lookahead with nothing after it becomes plain text at the end
+//!   of the body (so the DFA's match runs past the real end, which the
+//!   caller then takes from [`super::Regex::match_at`]). Python's `$` there
+//!   is the lookahead `(?=\n?\z)`.
+//!
+//! Everything else a DFA cannot run exactly is reported as [`Unsupported`].
+
+use super::ast::{Assertion, Node};
+use super::{DfaBranch, DfaPlan, Unsupported};
+use regex_syntax::hir::{Class as HClass, Hir, Look, Repetition};
+
+fn unsupported(construct: &str, offset: usize) -> Unsupported {
+    Unsupported {
+        construct: construct.to_owned(),
+        offset,
+    }
+}
+
+/// Builds the plan for `node`.
+pub(crate) fn plan(node: &Node) -> Result<DfaPlan, Unsupported> {
+    let (global_guard, rest) = split_guard(std::slice::from_ref(strip_groups(node)))?;
+    // The top-level alternatives (looking through groups).
+    let alternatives: Option<&Vec<Node>> = match rest {
+        [one] => match strip_groups(one) {
+            Node::Alt(v) => Some(v),
+            _ => None,
+        },
+        _ => None,
+    };
+    let mut split = Vec::new();
+    if let Some(alts) = alternatives {
+        for alt in alts {
+            split.push(split_guard(std::slice::from_ref(strip_groups(alt)))?);
+        }
+    }
+    if split.iter().all(|(g, _)| g.is_none()) {
+        let (body, lookahead) = translate_seq(rest, true)?;
+        return Ok(DfaPlan {
+            branches: vec![DfaBranch {
+                guard: global_guard,
+                body,
+                lookahead,
+            }],
+        });
+    }
+    if global_guard.is_some() {
+        return Err(unsupported(
+            "lookbehind inside a lookbehind-guarded pattern",
+            0,
+        ));
+    }
+    let mut branches = Vec::with_capacity(split.len());
+    for (guard, body) in split {
+        let (body, lookahead) = translate_seq(body, true)?;
+        branches.push(DfaBranch {
+            guard,
+            body,
+            lookahead,
+        });
+    }
+    Ok(DfaPlan { branches })
+}
+
+/// Capture groups do not matter to a DFA: look through them.
+fn strip_groups(mut node: &Node) -> &Node {
+    loop {
+        match node {
+            Node::Group { node: inner, .. } => node = inner,
+            Node::Concat(v) if v.len() == 1 => node = &v[0],
+            other => return other,
+        }
+    }
+}
+
+/// Splits a leading positive lookbehind off the sequence `items` as a guard.
+fn split_guard(items: &[Node]) -> Result<(Option<Hir>, &[Node]), Unsupported> {
+    let items = match items {
+        [Node::Concat(inner)] => inner.as_slice(),
+        other => other,
+    };
+    let Some(Node::Look {
+        behind: true,
+        negate: false,
+        node: body,
+        ..
+    }) = items.first()
+    else {
+        return Ok((None, items));
+    };
+    let (guard, lookahead) = translate(body, false)?;
+    debug_assert!(!lookahead);
+    let rest = &items[1..];
+    if let Some(Node::Look {
+        behind: true, pos, ..
+    }) = rest.first()
+    {
+        return Err(unsupported(
+            "two lookbehinds at the start of a branch",
+            *pos,
+        ));
+    }
+    Ok((Some(guard), rest))
+}
+
+/// Translates a sequence; `tail` as for [`translate`].
+fn translate_seq(items: &[Node], tail: bool) -> Result<(Hir, bool), Unsupported> {
+    // The last item that is not `Empty` is in tail position.
+    let last = items.iter().rposition(|n| !matches!(n, Node::Empty));
+    let mut out = Vec::with_capacity(items.len());
+    let mut lookahead = false;
+    for (i, item) in items.iter().enumerate() {
+        let (h, la) = translate(item, tail && Some(i) == last)?;
+        lookahead |= la;
+        out.push(h);
+    }
+    Ok((Hir::concat(out), lookahead))
+}
+
+/// Translates `node`; `tail` says nothing follows it in its branch, which is
+/// where a lookahead (or `$`) may be turned into plain text. Returns the HIR
+/// and whether such a conversion happened.
+fn translate(node: &Node, tail: bool) -> Result<(Hir, bool), Unsupported> {
+    Ok(match node {
+        Node::Empty => (Hir::empty(), false),
+        Node::Fail => (Hir::fail(), false),
+        Node::Literal(c) => {
+            let mut buf = [0u8; 4];
+            (Hir::literal(c.encode_utf8(&mut buf).as_bytes()), false)
+        }
+        Node::Class(c) | Node::FoldLit(c) => (Hir::class(HClass::Unicode(c.to_unicode())), false),
+        Node::Concat(items) => translate_seq(items, tail)?,
+        Node::Alt(branches) => {
+            let mut out = Vec::with_capacity(branches.len());
+            let mut lookahead = false;
+            for b in branches {
+                let (h, la) = translate(b, tail)?;
+                lookahead |= la;
+                out.push(h);
+            }
+            (Hir::alternation(out), lookahead)
+        }
+        Node::Group { node, .. } => translate(node, tail)?,
+        Node::Repeat {
+            node,
+            min,
+            max,
+            greedy,
+            possessive,
+            pos,
+        } => {
+            if *possessive {
+                return Err(unsupported("possessive quantifier", *pos));
+            }
+            let (sub, _) = translate(node, false)?;
+            let rep = Repetition {
+                min: *min,
+                max: *max,
+                greedy: *greedy,
+                sub: Box::new(sub),
+            };
+            (Hir::repetition(rep), false)
+        }
+        Node::Look {
+            behind,
+            negate,
+            node,
+            pos,
+        } => {
+            if *negate {
+                return Err(unsupported("negative lookaround", *pos));
+            }
+            if *behind {
+                return Err(unsupported("lookbehind after the start of a branch", *pos));
+            }
+            if !tail {
+                return Err(unsupported("lookahead before the end of a branch", *pos));
+            }
+            let (h, _) = translate(node, true)?;
+            (h, true)
+        }
+        Node::Atomic { pos, .. } => return Err(unsupported("atomic group", *pos)),
+        Node::Backref { pos, .. } => return Err(unsupported("backreference", *pos)),
+        Node::Assert { kind, pos } => match kind {
+            Assertion::Start => (Hir::look(Look::Start), false),
+            Assertion::End => (Hir::look(Look::End), false),
+            Assertion::LineStart => (Hir::look(Look::StartLF), false),
+            Assertion::LineEnd => (Hir::look(Look::EndLF), false),
+            Assertion::EndOrFinalNewline => {
+                if !tail {
+                    return Err(unsupported("`$` before the end of a branch", *pos));
+                }
+                let nl = Hir::repetition(Repetition {
+                    min: 0,
+                    max: Some(1),
+                    greedy: true,
+                    sub: Box::new(Hir::literal(*b"\n")),
+                });
+                (Hir::concat(vec![nl, Hir::look(Look::End)]), true)
+            }
+            Assertion::WordBoundary { ascii: true } => (Hir::look(Look::WordAscii), false),
+            Assertion::NotWordBoundary { ascii: true } => (Hir::look(Look::WordAsciiNegate), false),
+            Assertion::WordStart { ascii: true } => (Hir::look(Look::WordStartAscii), false),
+            Assertion::WordEnd { ascii: true } => (Hir::look(Look::WordEndAscii), false),
+            Assertion::WordBoundary { .. }
+            | Assertion::NotWordBoundary { .. }
+            | Assertion::WordStart { .. }
+            | Assertion::WordEnd { .. } => return Err(unsupported("Unicode word boundary", *pos)),
+            Assertion::SearchAnchor => return Err(unsupported("\\G", *pos)),
+        },
+    })
+}

@@ -1,0 +1,506 @@
+//! Unit tests. Expected values were read off the reference (`regex`
+//! 2026.11.15 with `regex.DOTALL`); the differential test in
+//! `tests/pyre_conformance.rs` covers far more.
+
+use super::*;
+use regex_automata::dfa::{Automaton, StartKind, dense};
+use regex_automata::nfa::thompson::{self, WhichCaptures};
+use regex_automata::{Anchored, Input, MatchKind};
+
+fn re(p: &str) -> Regex {
+    Regex::new(p).unwrap_or_else(|e| panic!("{p}: {e}"))
+}
+
+fn spans(c: &Captures) -> Vec<Option<(usize, usize)>> {
+    (0..c.len()).map(|i| c.get(i)).collect()
+}
+
+fn search(p: &str, hay: &str) -> Option<Vec<Option<(usize, usize)>>> {
+    re(p).search(hay, 0).expect("budget").map(|c| spans(&c))
+}
+
+fn partial(p: &str, hay: &str, pos: usize) -> Option<((usize, usize), bool)> {
+    re(p)
+        .search_partial(hay, pos)
+        .expect("budget")
+        .map(|m| ((m.captures.start(), m.captures.end()), m.partial))
+}
+
+fn finditer(p: &str, hay: &str) -> Vec<(usize, usize)> {
+    re(p)
+        .find_iter(hay)
+        .map(|c| c.map(|c| (c.start(), c.end())).expect("budget"))
+        .collect()
+}
+
+#[test]
+fn template_patterns() {
+    let r = re(r"<tool_call>\s*<function=(?P<name>\w+)>");
+    let c = r
+        .search("x<tool_call>\n<function=get_weather>", 0)
+        .unwrap()
+        .unwrap();
+    assert_eq!((c.start(), c.end()), (1, 35));
+    assert_eq!(c.get(r.group_index("name").unwrap()), Some((23, 34)));
+    assert_eq!(r.group_names(), &[("name".to_owned(), 1)]);
+
+    let r = re(r"<parameter=(?P<key>\w+)>\s*(?P<value>.*?)\s*</parameter>");
+    let c = r
+        .search("<parameter=city>\n Paris \n</parameter>", 0)
+        .unwrap()
+        .unwrap();
+    assert_eq!(c.get(1), Some((11, 15)));
+    assert_eq!(c.get(2), Some((18, 23)));
+
+    assert_eq!(
+        search(r"<(?P<key>\w+)>\s*(?P<value>.*?)\s*</\1>", "<a> x </b></a>"),
+        Some(vec![Some((0, 14)), Some((1, 2)), Some((4, 10))])
+    );
+    assert_eq!(
+        search(r"(?<=[{,])(\w+):", "{a:1,b:2}"),
+        Some(vec![Some((1, 3)), Some((1, 2))])
+    );
+    assert_eq!(
+        search(r"\{(\w+(?:\.\w+)*)\}", "x {a.b.c} y"),
+        Some(vec![Some((2, 9)), Some((3, 8))])
+    );
+    assert_eq!(search(r"(?:^|<think>\s*)", "abc"), Some(vec![Some((0, 0))]));
+    assert_eq!(
+        re(r"(?:^|<think>\s*)")
+            .search("a<think> b", 1)
+            .unwrap()
+            .map(|c| (c.start(), c.end())),
+        Some((1, 9))
+    );
+    assert_eq!(
+        search(r"\n?</response>", "a\n</response>"),
+        Some(vec![Some((1, 13))])
+    );
+    assert_eq!(
+        search(
+            r"(?:<\|message_model\|>)?[^<]*<\|content_text\|>",
+            "xy<|content_text|>"
+        ),
+        Some(vec![Some((0, 18))])
+    );
+    assert_eq!(
+        search(r"(?=<call>)|<end>", "a<end><call>"),
+        Some(vec![Some((1, 6))])
+    );
+    assert_eq!(
+        search(r"(?<=^)<t>|(?<=\n)<t>", "a<t>\n<t>"),
+        Some(vec![Some((5, 8))])
+    );
+    assert_eq!(
+        search(r"</call>\s*(?:</calls>)?", "</call> </calls>"),
+        Some(vec![Some((0, 16))])
+    );
+    assert_eq!(search(r"\s*<eot>|\Z", "ab"), Some(vec![Some((2, 2))]));
+    assert_eq!(search(r"$", "ab\n"), Some(vec![Some((2, 2))]));
+    assert_eq!(
+        search(r"\s*(?:<\|im_end\|>|<\|endoftext\|>)", "x  <|endoftext|>"),
+        Some(vec![Some((1, 16))])
+    );
+    assert_eq!(
+        search(
+            r"<\|channel\|>commentary to=functions\.(?P<name>\w+).*?<\|message\|>",
+            "<|channel|>commentary to=functions.f <|constrain|>json<|message|>{}"
+        ),
+        Some(vec![Some((0, 65)), Some((35, 36))])
+    );
+}
+
+#[test]
+fn loop_captures_follow_the_module() {
+    // Read off regex 2026.11.15.
+    assert_eq!(
+        search(r"(a*)*", "aab"),
+        Some(vec![Some((0, 2)), Some((2, 2))])
+    );
+    assert_eq!(
+        search(r"(a*)+", "b"),
+        Some(vec![Some((0, 0)), Some((0, 0))])
+    );
+    assert_eq!(
+        search(r"(a|)*b", "aab"),
+        Some(vec![Some((0, 3)), Some((2, 2))])
+    );
+    assert_eq!(
+        search(r"(|a)*", "aa"),
+        Some(vec![Some((0, 0)), Some((0, 0))])
+    );
+    assert_eq!(search(r"(?:x*)*?y", "xxy"), Some(vec![Some((0, 3))]));
+    assert_eq!(
+        search(r"(a?)*?b", "aab"),
+        Some(vec![Some((0, 3)), Some((1, 2))])
+    );
+    assert_eq!(search(r"(a*)*?", "aa"), Some(vec![Some((0, 0)), None]));
+    assert_eq!(
+        search(r"(?:(a)|b)*", "ab"),
+        Some(vec![Some((0, 2)), Some((0, 1))])
+    );
+    assert_eq!(
+        search(r"(|a){2}c", "ac"),
+        Some(vec![Some((0, 2)), Some((0, 1))])
+    );
+    assert_eq!(search(r"(?:(a)??)+", "aa"), Some(vec![Some((0, 0)), None]));
+    assert_eq!(
+        search(r"(a(?=b)|)*", "ab"),
+        Some(vec![Some((0, 1)), Some((1, 1))])
+    );
+}
+
+#[test]
+fn lookbehind_runs_backwards() {
+    assert_eq!(
+        search(r"(?<=(a+))b", "aab"),
+        Some(vec![Some((2, 3)), Some((0, 2))])
+    );
+    assert_eq!(
+        search(r"(?<=(a+?))b", "aab"),
+        Some(vec![Some((2, 3)), Some((1, 2))])
+    );
+    assert_eq!(
+        search(r"(?<=a(.*))z", "abcz"),
+        Some(vec![Some((3, 4)), Some((1, 3))])
+    );
+    assert_eq!(
+        search(r"(?<=(a)(b|bc))d", "abcd"),
+        Some(vec![Some((3, 4)), Some((0, 1)), Some((1, 3))])
+    );
+    // Text before `pos` is visible to lookbehind; `^` is not moved by `pos`.
+    let r = re(r"(?<=a)b");
+    assert_eq!(r.search("ab", 1).unwrap().map(|c| c.start()), Some(1));
+    assert!(re(r"^b").search("ab", 1).unwrap().is_none());
+    assert!(re(r"\bb").search("ab", 1).unwrap().is_none());
+}
+
+#[test]
+fn flags_and_classes() {
+    assert!(search(r"(?i)k", "\u{212A}").is_some());
+    assert!(search(r"(?i)ß", "SS").is_none());
+    assert!(search(r"(?i)ß", "ẞ").is_some());
+    assert!(search(r"(?i)[^k]", "\u{212A}").is_none());
+    assert!(search(r"(?i)\p{Lu}", "a").is_some());
+    assert!(search(r"a(?i)b", "AB").is_none());
+    assert!(search(r"(a(?i)b)c", "aBC").is_none());
+    assert!(search(r"(?a)\w", "é").is_none());
+    assert!(search(r"\w(?a)", "é").is_none());
+    assert!(
+        search(r"[^\s\S]", "x").is_some(),
+        "the module reads [^\\s\\S] as any character"
+    );
+    assert_eq!(search(r"(?m)^b$", "a\nb\nc"), Some(vec![Some((2, 3))]));
+    assert_eq!(search(r"a$", "a\n"), Some(vec![Some((0, 1))]));
+    assert!(search(r"a\Z", "a\n").is_none());
+    assert_eq!(search(r"x{,}", "xx"), Some(vec![Some((0, 2))]));
+    assert_eq!(search(r"x{a}", "x{a}"), Some(vec![Some((0, 4))]));
+    assert_eq!(search(r"a(?#c)*", "aa"), Some(vec![Some((0, 2))]));
+    assert_eq!(search(r"\141\x41\u00e9", "aAé"), Some(vec![Some((0, 4))]));
+}
+
+#[test]
+fn errors_and_declined_constructs() {
+    let e = Regex::new("(a").unwrap_err();
+    assert_eq!((e.message.as_str(), e.offset), ("missing )", 2));
+    assert_eq!(e.to_string(), "missing ) at position 2");
+    for (p, what) in [
+        ("a{e<=1}", "fuzzy"),
+        ("(?R)", "recursion"),
+        ("(a)(?(1)b)", "conditional"),
+        ("(?|a)", "branch reset"),
+        (r"\Ka", "\\K"),
+    ] {
+        let e = Regex::new(p).unwrap_err();
+        assert!(
+            e.message.starts_with("unsupported: ") && e.message.contains(what),
+            "{p}: {e}"
+        );
+    }
+}
+
+#[test]
+fn finditer_empty_matches() {
+    assert_eq!(finditer(r"a*", "baaa"), vec![(0, 0), (1, 4), (4, 4)]);
+    assert_eq!(
+        finditer(r"(?=a)|a", "aab"),
+        vec![(0, 0), (0, 1), (1, 1), (1, 2)]
+    );
+    assert_eq!(finditer(r"a|", "aa"), vec![(0, 1), (1, 2), (2, 2)]);
+    assert_eq!(
+        finditer(r"a*|b", "ab"),
+        vec![(0, 1), (1, 1), (1, 2), (2, 2)]
+    );
+    assert_eq!(finditer(r"\s*<eot>|\Z", "x <eot>"), vec![(1, 7), (7, 7)]);
+    assert_eq!(finditer(r"$", "a\n"), vec![(1, 1), (2, 2)]);
+}
+
+#[test]
+fn partial_matching() {
+    assert_eq!(partial("abc", "xxab", 0), Some(((2, 4), true)));
+    assert_eq!(partial("abc", "xxabd", 0), Some(((5, 5), true)));
+    assert_eq!(partial("a.*c|b", "a b", 0), Some(((2, 3), false)));
+    assert_eq!(partial(r"a(?=b)", "a", 0), Some(((0, 1), true)));
+    assert_eq!(partial(r"a(?!b)", "a", 0), Some(((0, 1), false)));
+    assert_eq!(partial(r"a\B", "a", 0), Some(((1, 1), true)));
+    assert_eq!(partial(r"\s*<eot>|\Z", "abc <e", 0), Some(((6, 6), false)));
+    assert_eq!(partial(r"^x", "abc", 0), None);
+    // The module's lazy-repeat quirk: a lazy single-character repeat followed
+    // by a literal reports a partial match whenever the literal is not found.
+    assert_eq!(
+        partial(
+            r"\[TOOL_CALLS\](?P<name>[^\[]+?)\[ARGS\]",
+            "[TOOL_CALLS]get[x]",
+            0
+        ),
+        Some(((0, 18), true))
+    );
+    assert_eq!(partial(r"a\w*?xyz", "ab-", 0), Some(((0, 3), true)));
+    // Groups that had closed when the partial match was found.
+    let m = re(r"(<)(\w+)(>)")
+        .search_partial("<abc", 0)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        spans(&m.captures),
+        vec![Some((0, 4)), Some((0, 1)), None, None]
+    );
+}
+
+#[test]
+fn match_at_hit_end() {
+    let r = re(r"<tool_call>\s*<function=(?P<name>\w+)>");
+    let a = r.match_at("<tool_call>\n<func", 0, false).unwrap();
+    assert!(a.captures.is_none() && a.hit_end);
+    let a = r.match_at("<tool_cell>", 0, false).unwrap();
+    assert!(a.captures.is_none() && !a.hit_end);
+    let a = r.match_at("<tool_call><function=f>", 0, false).unwrap();
+    assert_eq!(a.captures.map(|c| c.end()), Some(23));
+    assert!(!a.hit_end);
+    let r = re(r"</call>\s*(?:</calls>)?");
+    let a = r.match_at("</call> ", 0, false).unwrap();
+    assert!(
+        a.captures.is_some() && a.hit_end,
+        "more whitespace or </calls> could follow"
+    );
+    let a = re(r"\s*<eot>|\Z").match_at("ab", 2, false).unwrap();
+    assert!(a.captures.is_some() && a.hit_end);
+    let a = re(r"a$").match_at("a\n", 0, false).unwrap();
+    assert!(a.captures.is_some() && a.hit_end);
+    let a = re(r"a$").match_at("a\nb", 0, false).unwrap();
+    assert!(a.captures.is_none() && !a.hit_end);
+    let a = re(r"a\b").match_at("a", 0, false).unwrap();
+    assert!(a.captures.is_some() && a.hit_end);
+    let a = re(r"a(?!b)").match_at("a", 0, false).unwrap();
+    assert!(a.captures.is_some() && a.hit_end);
+    let a = re(r"a(?!b)").match_at("a", 0, true).unwrap();
+    assert!(a.captures.is_some() && !a.hit_end);
+}
+
+#[test]
+fn no_panics_and_budget() {
+    // Exponential without memoization; the failure memo keeps it linear.
+    let r = re(r"(x+x+)+y");
+    let hay = "x".repeat(5000);
+    assert!(r.search(&hay, 0).unwrap().is_none());
+    // With a backreference there is no memo: the budget stops it.
+    let r = re(r"(x+x+)+\1y");
+    assert!(matches!(
+        r.search(&"x".repeat(40), 0),
+        Err(MatchError::Budget)
+    ));
+    // Offsets that are not char boundaries are harmless.
+    let r = re(r"é");
+    assert_eq!(r.search("aé", 2).unwrap(), None);
+    assert!(r.match_at("aé", 2, true).unwrap().captures.is_none());
+    for p in ["(?<=a|bc)d", r"(?i)(?<=ǅ)x", r"\b(?<!é)", "(?=(?<=é))"] {
+        let r = re(p);
+        for hay in ["éé", "aǅxd", "bcd", ""] {
+            for pos in 0..=hay.len() + 1 {
+                let _ = r.search(hay, pos);
+                let _ = r.search_partial(hay, pos);
+                let _ = r.match_at(hay, pos, false);
+            }
+        }
+    }
+}
+
+fn build_dfa(hir: &regex_syntax::hir::Hir, kind: MatchKind) -> dense::DFA<Vec<u32>> {
+    let nfa = thompson::Compiler::new()
+        .configure(thompson::Config::new().which_captures(WhichCaptures::None))
+        .build_from_hir(hir)
+        .expect("nfa");
+    dense::Builder::new()
+        .configure(
+            dense::Config::new()
+                .match_kind(kind)
+                .start_kind(StartKind::Anchored),
+        )
+        .build_from_nfa(&nfa)
+        .expect("dfa")
+}
+
+/// Whether some match of the guard DFA ends exactly at `s`.
+fn guard_holds(dfa: &dense::DFA<Vec<u32>>, hay: &str, s: usize) -> bool {
+    (0..=s).filter(|&t| hay.is_char_boundary(t)).any(|t| {
+        let input = Input::new(hay).range(t..s).anchored(Anchored::Yes);
+        matches!(dfa.try_search_fwd(&input), Ok(Some(m)) if m.offset() == s)
+    })
+}
+
+/// Checks the plan against `match_at` on every start of every haystack.
+fn check_plan(p: &str, hays: &[&str]) {
+    let r = re(p);
+    let plan = r
+        .dfa_plan()
+        .unwrap_or_else(|u| panic!("{p}: no plan: {u:?}"));
+    let branches: Vec<_> = plan
+        .branches
+        .iter()
+        .map(|b| {
+            (
+                b.guard.as_ref().map(|g| build_dfa(g, MatchKind::All)),
+                build_dfa(&b.body, MatchKind::LeftmostFirst),
+                b.lookahead,
+            )
+        })
+        .collect();
+    for hay in hays {
+        for s in (0..=hay.len()).filter(|&s| hay.is_char_boundary(s)) {
+            let want = r.match_at(hay, s, true).unwrap().captures.map(|c| c.end());
+            let mut got = None;
+            for (guard, body, lookahead) in &branches {
+                if guard.as_ref().is_some_and(|g| !guard_holds(g, hay, s)) {
+                    continue;
+                }
+                let input = Input::new(*hay).range(s..).anchored(Anchored::Yes);
+                if let Some(m) = body.try_search_fwd(&input).expect("search") {
+                    got = Some((m.offset(), *lookahead));
+                    break;
+                }
+            }
+            match (want, got) {
+                (None, None) => {}
+                (Some(w), Some((g, false))) => assert_eq!(w, g, "{p:?} on {hay:?} at {s}"),
+                (Some(w), Some((g, true))) => {
+                    assert!(g >= w, "{p:?} on {hay:?} at {s}: dfa {g} < {w}")
+                }
+                _ => panic!("{p:?} on {hay:?} at {s}: match_at {want:?}, plan {got:?}"),
+            }
+        }
+    }
+}
+
+/// A few haystacks over `alphabet` (deterministic).
+fn hays(alphabet: &[&str], n: usize) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    for len in 1..=n {
+        for _ in 0..6 {
+            let mut s = String::new();
+            for _ in 0..len {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                s.push_str(alphabet[(seed % alphabet.len() as u64) as usize]);
+            }
+            out.push(s);
+        }
+    }
+    out
+}
+
+#[test]
+fn dfa_plan_matches_backtracker() {
+    let cases: &[(&str, &[&str])] = &[
+        (
+            r"<tool_call>\s*<function=(?P<name>\w+)>",
+            &["<tool_call>", "<function=", "ab", " ", "\n", ">", "é"],
+        ),
+        (
+            r"<parameter=(?P<key>\w+)>\s*(?P<value>.*?)\s*</parameter>",
+            &["<parameter=", "k", ">", " ", "v", "</parameter>"],
+        ),
+        (
+            r"<\|channel\|>commentary to=functions\.(?P<name>\w+).*?<\|message\|>",
+            &[
+                "<|channel|>commentary to=functions.",
+                "f",
+                " ",
+                "<|message|>",
+            ],
+        ),
+        (r"(?:^|<think>\s*)", &["<think>", " ", "a", "\n"]),
+        (r"\n?</response>", &["\n", "</response>", "a"]),
+        (
+            r"(?:<\|message_model\|>)?[^<]*<\|content_text\|>",
+            &["<|message_model|>", "a", "<", "<|content_text|>"],
+        ),
+        (
+            r"\s*(?:<\|im_end\|>|<\|endoftext\|>)",
+            &[" ", "<|im_end|>", "<|endoftext|>", "x"],
+        ),
+        (r"(?=<call>)|<end>", &["<call>", "<end>", "x", "<"]),
+        (r"(?<=^)<t>|(?<=\n)<t>", &["<t>", "\n", "a"]),
+        (
+            r"</call>\s*(?:</calls>)?",
+            &["</call>", " ", "</calls>", "x"],
+        ),
+        (r"\s*<eot>|\Z", &[" ", "<eot>", "a", "\n"]),
+        (r"$", &["a", "\n"]),
+        (r"a$|b", &["a", "b", "\n"]),
+        (r"(?<=[{,])(\w+):", &["{", ",", "a", ":", " "]),
+        (r"\{(\w+(?:\.\w+)*)\}", &["{", "}", "a", "."]),
+        (
+            r"(?<=\])(?=\s*(?:<\|end\|>|$))",
+            &["]", " ", "<|end|>", "\n", "x"],
+        ),
+        (
+            r"\[TOOL_CALLS\](?P<name>[^\[]+?)(?:\[CALL_ID\](?P<id>\w+))?\[ARGS\]",
+            &["[TOOL_CALLS]", "f", "[CALL_ID]", "1", "[ARGS]", "["],
+        ),
+        (r"(?m)^a$", &["a", "\n", "b"]),
+        (r"(?a)\bab\b", &["a", "b", " ", "é"]),
+        (r"(a|ab)(c|bcd)(d*)", &["a", "b", "c", "d"]),
+        (r"(?:a|ab|b){0,3}c", &["a", "b", "c"]),
+        (r"(a*)*b|(?:x*)*?y", &["a", "b", "x", "y"]),
+        (r"(a|)*b|(|a)+c", &["a", "b", "c"]),
+        (
+            r"(?i)straße|ǅx",
+            &["s", "t", "r", "a", "ß", "e", "ẞ", "Ǆ", "ǆ", "x"],
+        ),
+        (r"[^\s\S]|\d{2,3}?x", &["1", "x", "٣", " "]),
+    ];
+    for (p, alphabet) in cases {
+        let hays = hays(alphabet, 5);
+        let refs: Vec<&str> = hays.iter().map(String::as_str).collect();
+        check_plan(p, &refs);
+    }
+}
+
+#[test]
+fn dfa_plan_declines() {
+    for (p, what) in [
+        (r"(a)\1", "backreference"),
+        (r"a(?=b)c", "lookahead"),
+        (r"a(?!b)", "negative"),
+        (r"(?>a)", "atomic"),
+        (r"a++", "possessive"),
+        (r"\ba", "word boundary"),
+        (r"a$b", "`$`"),
+        (r"a(?<=a)", "lookbehind"),
+    ] {
+        let u = re(p).dfa_plan().unwrap_err();
+        assert!(u.construct.contains(what), "{p}: {u:?}");
+    }
+    let plan = re(r"(?<=^)<t>|(?<=\n)<t>").dfa_plan().unwrap();
+    assert_eq!(plan.branches.len(), 2);
+    assert!(
+        plan.branches
+            .iter()
+            .all(|b| b.guard.is_some() && !b.lookahead)
+    );
+    let plan = re(r"(?=<call>)|<end>").dfa_plan().unwrap();
+    assert_eq!(plan.branches.len(), 1);
+    assert!(plan.branches[0].lookahead);
+}
