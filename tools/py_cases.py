@@ -368,6 +368,41 @@ def field_cases():
                 if args is not None or R.random() < 0.5:
                     case["content_args"] = args
                 cases.append(case)
+    # xml-inline: optional `value` groups hand None to every value parser;
+    # empty matches; keys that do not take part; nested parsers.
+    opt = r"<p=(?P<key>[^>]*)>(?:(?P<value>\d+)|.*?)</p>"
+    none_parsers = [None, {"name": "text"}, {"name": "text", "args": {"strip": False}}, {"name": "int"},
+                    {"name": "int", "args": {"strip": 0}}, {"name": "float"}, {"name": "float", "args": {"strip": ""}},
+                    {"name": "bool"}, {"name": "bool", "args": {"strip": False}}, {"name": "json"},
+                    {"name": "json", "args": {"string_delims": [["<", ">"]]}},
+                    {"name": "json", "args": {"string_delims": [[["<<"], ">"]]}},
+                    {"name": "json", "args": {"string_delims": [[["(("], ">"]]}},
+                    {"name": "json", "args": {"string_delims": [5]}},
+                    {"name": "json", "args": {"unquoted_keys": 1}},
+                    {"name": "json", "args": {"allow_non_json": True}},
+                    {"name": "xml-inline", "args": {"tag_pattern": "a"}}, {"name": "xml-inline", "args": {"tag_pattern": "("}},
+                    {"name": "xml-inline", "args": {}}, {"name": "kv-lines"}, {"name": "kv-lines", "args": []}]
+    for vp in none_parsers:
+        for text in ["<p=a>x</p>", "<p=a>12</p><p=a>x</p>", "<p=b>[1]</p>"]:
+            cases.append({"kind": "field", "content": "xml-inline", "text": text,
+                          "content_args": {"tag_pattern": opt, "value_parser": vp, "merge_duplicates": True}})
+    for pattern in [r"(?P<key>)", r"(?P<key>a*)(?P<value>b*)", r"(?:(?P<key>k)|x)(?P<value>\w)", r"(?P<value>.)",
+                    r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>", r"(?P<key>\w+)=(?P<value>[^;]*);?",
+                    r"(?i)<P=(?P<key>\w)>(?P<value>.*?)</P>", r"(?P<key>.)(?P<value>)", r"(?P<key>\d)\b"]:
+        for text in ["", "ab", "kax", "<a>1</a><b>2</b><a>3</a>", "a=1;b=2;a=[3];c=", "<p=x>1</P><P=y>2</p>", "12 3"]:
+            for vp in [None, {"name": "json", "args": {"allow_non_json": True}}]:
+                cases.append({"kind": "field", "content": "xml-inline", "text": text,
+                              "content_args": {"tag_pattern": pattern, "value_parser": vp, "merge_duplicates": R.choice([True, False])}})
+    for delims in [[[["a.b"], "x"]], [[["(x)?"], "|"]], [[["<", "<<"], [">>"]]], [[["\\d"], ";"]], [["|", ["|"]]]]:
+        for text in ["[a-bcx, aXbx]", "{\"k\": |v|}", "[<<<1>>, 2]", "[\\d5;]", "[1]", "[|a|, |b|]"]:
+            cases.append({"kind": "field", "content": "json", "text": text,
+                          "content_args": {"string_delims": delims, "allow_non_json": R.choice([True, False])}})
+    # kv-lines and xml-inline nested in each other.
+    for text in ["a: <k>1</k><k>2</k>\nb: <j>x</j>", "a: x=1;y=2", "a:\nb: "]:
+        for vp in [{"name": "xml-inline", "args": {"tag_pattern": r"<(?P<key>\w)>(?P<value>.*?)</(?P=key)>", "merge_duplicates": 1,
+                                                     "value_parser": {"name": "int"}}},
+                   {"name": "kv-lines", "args": {"line_sep": ";", "kv_sep": "=", "value_parser": {"name": "float"}}}]:
+            cases.append({"kind": "field", "content": "kv-lines", "text": text, "content_args": {"value_parser": vp}})
     # The json depth limit through the whole call chain, with the value kept
     # small enough to record.
     for d in (983, 984, 985, 986):
@@ -512,14 +547,14 @@ def main():
     out = []
     for s in strip_cases():
         out.append({"kind": "strip", "input": s, "expect": {"ok": s.strip()}})
-    numbers = HAND_NUMBERS + [numeric() for _ in range(1500)]
+    numbers = HAND_NUMBERS + [numeric() for _ in range(1200)]
     for s in numbers:
         out.append({"kind": "int", "input": s, "expect": capture(lambda: int(s))})
         out.append({"kind": "float", "input": s, "expect": capture(lambda: float(s))})
     # `json.loads` raises RecursionError at a nesting that depends on how deep
     # the caller's stack is; record the one of this harness with each case.
     depth = max(d for d in range(900, 1000) if "ok" in capture(lambda: json.loads("[" * d + "]" * d)))
-    for s in HAND_JSON + [mutate(json_text()) for _ in range(1500)]:
+    for s in HAND_JSON + [mutate(json_text()) for _ in range(1300)]:
         out.append({"kind": "json", "input": s, "max_depth": depth, "expect": capture(lambda: json.loads(s))})
     out += validate_cases()
     for case in field_cases():
