@@ -129,3 +129,14 @@ proptest! {
         let _ = transform.apply(&Map::new());
     }
 }
+
+/// Compiled templates can be shared across threads: the value layer's
+/// compiled pieces are `Send + Sync`.
+#[test]
+fn compiled_pieces_are_send_and_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<ContentSpec>();
+    check::<Transform>();
+    check::<ToolSchemas>();
+    check::<py::PyErr>();
+}
