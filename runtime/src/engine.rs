@@ -360,6 +360,13 @@ impl<'t> Parser<'t> {
         &self.initial
     }
 
+    /// Bytes the scanner has read so far, counting text read again after a
+    /// delimiter changed what is watched. Linear in the input by design; tests
+    /// check it.
+    pub fn bytes_scanned(&self) -> u64 {
+        self.scan.bytes_read()
+    }
+
     /// The template this parser runs.
     pub fn template(&self) -> &'t Template {
         self.t
@@ -584,11 +591,12 @@ impl<'t> Parser<'t> {
         }
         self.body.push_str(self.text.slice(a, b));
         // Adjacent pieces of one region are one chunk.
-        if let Some(RawEvent::Chunk { field, end, .. }) = self.raw.last_mut() {
-            if *field == f && *end == a {
-                *end = b;
-                return;
-            }
+        if let Some(RawEvent::Chunk { field, end, .. }) = self.raw.last_mut()
+            && *field == f
+            && *end == a
+        {
+            *end = b;
+            return;
         }
         self.raw.push(RawEvent::Chunk {
             field: f,
@@ -823,7 +831,7 @@ impl<'t> Parser<'t> {
         loop {
             let ws = self.watch_set();
             let len = self.text.len();
-            let mut best: Option<((usize, usize, Kind, u16), usize, PartialHit)> = None;
+            let mut best: Option<(RefKey, usize, PartialHit)> = None;
             let mut hold = len;
             for (k, w) in ws.entries.iter().enumerate() {
                 let d = &self.t.delimiters[w.delim as usize];
@@ -874,6 +882,10 @@ impl<'t> Parser<'t> {
         }
     }
 }
+
+/// The reference's order of delimiter matches: start, longest, opens
+/// first, then by field name.
+type RefKey = (usize, usize, Kind, u16);
 
 #[derive(Clone, Debug)]
 struct PartialHit {

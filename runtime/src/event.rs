@@ -138,18 +138,17 @@ impl OwnedEvent {
 pub fn coalesce<'a>(events: impl IntoIterator<Item = Event<'a>>) -> Vec<OwnedEvent> {
     let mut out: Vec<OwnedEvent> = Vec::new();
     for ev in events {
-        if let Event::RegionChunk { field, text, dirty } = ev {
-            if let Some(OwnedEvent::RegionChunk {
+        if let Event::RegionChunk { field, text, dirty } = ev
+            && let Some(OwnedEvent::RegionChunk {
                 field: f,
                 text: t,
                 dirty: d,
             }) = out.last_mut()
-            {
-                if f == field && *d == dirty {
-                    t.push_str(text);
-                    continue;
-                }
-            }
+            && f == field
+            && *d == dirty
+        {
+            t.push_str(text);
+            continue;
         }
         out.push(ev.to_owned_event());
     }

@@ -170,6 +170,9 @@ pub struct StreamScan {
     frontier: usize,
     /// Whether the end of input has been applied.
     ended: bool,
+    /// Bytes read by [`StreamScan::advance`] over the scanner's life (a byte
+    /// read again after a commit counts again).
+    bytes_read: u64,
 }
 
 impl StreamScan {
@@ -248,6 +251,7 @@ impl StreamScan {
             }
             i += 1;
         }
+        self.bytes_read += (len - self.frontier.min(len)) as u64;
         self.frontier = len;
         if eos && !self.ended {
             self.ended = true;
@@ -275,6 +279,11 @@ impl StreamScan {
                 update_best(p);
             }
         }
+    }
+
+    /// Bytes read so far, counting re-reads: the measure of scanning work.
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes_read
     }
 
     fn idle(&self) -> bool {

@@ -265,7 +265,7 @@ mod tests {
         );
         assert_eq!(
             at(text, &[k("fields"), k("a"), k("open"), Seg::Index(1)]).as_deref(),
-            Some("3:23")
+            Some("3:25")
         );
         assert_eq!(at(text, &[k("fields"), k("c")]), None);
         assert_eq!(at(text, &[]).as_deref(), Some("1:1"));
@@ -284,6 +284,6 @@ mod tests {
             find(text, &[Seg::Key("té".into()), Seg::Key("x".into())]),
             Some(18)
         );
-        assert_eq!(find(text, &[Seg::Key("z".into())]), Some(48));
+        assert_eq!(find(text, &[Seg::Key("z".into())]), Some(46));
     }
 }
