@@ -935,3 +935,26 @@ fn truncate_past_last_anchor<'a>(
         None => prefix,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{ParseErrorKind, Template};
+
+    #[test]
+    fn empty_delimiter_cycles_are_an_error_not_a_hang() {
+        // Open and close both match the empty string before "y": the
+        // reference opens and closes the region there forever.
+        let t = Template::from_json(
+            r#"{"start_anchor": "<a>", "fields": {"x": {"open_pattern": "(?=y)", "close_pattern": "(?=y)"}}}"#,
+        )
+        .expect("valid template");
+        let mut p = t.parser("").expect("parser");
+        let fed = p.feed("ay").map(|_| ());
+        let err = match fed {
+            Err(e) => e,
+            Ok(()) => p.finalize().map(|_| ()).expect_err("a cycle cannot finish"),
+        };
+        assert_eq!(err.kind, ParseErrorKind::NoProgress);
+        assert_eq!(err.offset, 1);
+    }
+}
