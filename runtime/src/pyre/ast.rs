@@ -59,6 +59,10 @@ pub(crate) enum Node {
     /// apart from [`Node::Class`] because the module treats runs of literals
     /// as strings when it peeks for partial matches.)
     FoldLit(Class),
+    /// A negated single character (`[^a]`): the module keeps it as a
+    /// character test, which behaves differently from a set in its search
+    /// optimisations.
+    NegChar(Class),
     /// Items in sequence.
     Concat(Vec<Node>),
     /// Alternatives, tried left to right.
@@ -112,7 +116,7 @@ impl Node {
         match self {
             Node::Empty | Node::Assert { .. } | Node::Look { .. } | Node::Backref { .. } => 0,
             Node::Fail => u32::MAX,
-            Node::Literal(_) | Node::Class(_) | Node::FoldLit(_) => 1,
+            Node::Literal(_) | Node::Class(_) | Node::FoldLit(_) | Node::NegChar(_) => 1,
             Node::Concat(v) => v.iter().fold(0u32, |a, n| a.saturating_add(n.min_len())),
             Node::Alt(v) => v.iter().map(Node::min_len).min().unwrap_or(0),
             Node::Group { node, .. } | Node::Atomic { node, .. } => node.min_len(),

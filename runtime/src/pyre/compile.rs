@@ -10,6 +10,7 @@
 use super::RegexError;
 use super::ast::{Assertion, Fold, Node};
 use super::class::Class;
+use regex_syntax::hir::{ClassUnicode, ClassUnicodeRange};
 
 /// One instruction. Consuming instructions carry `rev` (run right to left,
 /// inside a lookbehind).
@@ -17,9 +18,12 @@ use super::class::Class;
 pub(crate) enum Inst {
     /// Consume exactly this character.
     Char { c: char, rev: bool },
-    /// Consume one character of the class. `lit`: the class stands for a
-    /// case-insensitive literal (it belongs to a literal string).
-    Class { class: u32, rev: bool, lit: bool },
+    /// Consume one character of the class.
+    Class {
+        class: u32,
+        rev: bool,
+        kind: ClassKind,
+    },
     /// Consume any one character.
     Any { rev: bool },
     /// Fail.
@@ -87,6 +91,17 @@ pub(crate) enum Inst {
     Match,
 }
 
+/// What a class instruction stands for, in the module's terms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ClassKind {
+    /// A set, a property or `.`.
+    Set,
+    /// A case-insensitive literal (part of a literal string).
+    FoldLit,
+    /// A negated single character, `[^a]` (a character test, not a string).
+    NegChar,
+}
+
 /// The character test repeated by [`Inst::LazyOne`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum One {
@@ -134,9 +149,53 @@ pub(crate) struct Program {
     pub(crate) first_bytes: Option<Box<[bool; 256]>>,
     /// Whether the pattern can only match at offset 0 (`^`/`\A` first).
     pub(crate) anchored_start: bool,
-    /// Whether the `regex` module's search scan reports a partial match at
-    /// the end of the text when nothing else matched (see `search_partial`).
-    pub(crate) end_partial: bool,
+    /// How the `regex` module's search loop finds candidate starts in
+    /// partial mode (see [`StartScan`]).
+    pub(crate) start: StartScan,
+    /// The module's "required string" (see [`Required`]).
+    pub(crate) required: Option<Required>,
+}
+
+/// The literal string every match must contain, as the `regex` module
+/// computes it (`get_required_string`): its search loop first looks for it
+/// and jumps ahead to `offset` characters before it. In partial mode a
+/// string that is not found in full still moves the search to where a
+/// prefix of it runs to the end (or to the end).
+#[derive(Clone, Debug)]
+pub(crate) struct Required {
+    /// Characters from the start of a match to the string, when fixed
+    /// (the module's `req_offset`; `None` for its -1).
+    pub(crate) offset: Option<usize>,
+    /// The string, one class per character.
+    pub(crate) string: Vec<Class>,
+}
+
+/// The `regex` module's search scan for where a match could start
+/// (`search_start` on the pattern's first test node). It is an optimisation
+/// for complete matching, but in partial mode it decides which starts are
+/// tried at all, and it reports a partial match (with no groups) when the
+/// scan runs off the end of the text.
+#[derive(Clone, Debug)]
+pub(crate) enum StartScan {
+    /// Every position is tried; nothing is reported at the end.
+    None,
+    /// Positions where a character of the class is next. `width`: the test
+    /// consumes that character (else it is the zero-width "first set").
+    /// `peek`: where the module then peeks (when the test is the pattern's
+    /// first node).
+    Class {
+        class: Class,
+        consumes: bool,
+        peek: Option<u32>,
+    },
+    /// Positions where a literal string starts (a run of `len` literal
+    /// instructions from `at`); not finding it is a partial match at the
+    /// leftmost prefix of it that runs to the end (or at the end).
+    Str {
+        at: u32,
+        len: u32,
+        peek: Option<u32>,
+    },
 }
 
 /// The most instructions a program may have; larger patterns (huge repeat
@@ -185,7 +244,8 @@ pub(crate) fn compile(node: &Node, groups: usize) -> Result<Program, RegexError>
             Some(Box::new(first_bytes))
         },
         anchored_start: anchored_start(node),
-        end_partial: end_partial(node),
+        start: start_scan(node),
+        required: required_string(node),
     })
 }
 
@@ -256,8 +316,9 @@ impl Compiler {
             Node::Literal(c) => {
                 self.push(Inst::Char { c: *c, rev })?;
             }
-            Node::Class(class) => self.class(class, rev, false)?,
-            Node::FoldLit(class) => self.class(class, rev, true)?,
+            Node::Class(class) => self.class(class, rev, ClassKind::Set)?,
+            Node::FoldLit(class) => self.class(class, rev, ClassKind::FoldLit)?,
+            Node::NegChar(class) => self.class(class, rev, ClassKind::NegChar)?,
             Node::Concat(items) => {
                 if rev {
                     for n in items.iter().rev() {
@@ -373,12 +434,12 @@ impl Compiler {
         idx as u32
     }
 
-    fn class(&mut self, class: &Class, rev: bool, lit: bool) -> Result<(), RegexError> {
+    fn class(&mut self, class: &Class, rev: bool, kind: ClassKind) -> Result<(), RegexError> {
         if class.ranges() == [('\0', char::MAX)] {
             self.push(Inst::Any { rev })?;
         } else {
             let class = self.class_index(class);
-            self.push(Inst::Class { class, rev, lit })?;
+            self.push(Inst::Class { class, rev, kind })?;
         }
         Ok(())
     }
@@ -408,12 +469,25 @@ impl Compiler {
                 Inst::Char { rev: false, .. }
                 | Inst::Class {
                     rev: false,
-                    lit: true,
+                    kind: ClassKind::FoldLit,
                     ..
                 },
             ) = self.insts.get(t + n)
             {
                 n += 1;
+            }
+            if n == 0
+                && matches!(
+                    self.insts.get(t),
+                    Some(Inst::Class {
+                        rev: false,
+                        kind: ClassKind::NegChar,
+                        ..
+                    })
+                )
+            {
+                // The module treats a negated character like a character.
+                n = 1;
             }
             if let Inst::LazyOne { tail, tail_len, .. } = &mut self.insts[pc] {
                 *tail = t as u32;
@@ -458,7 +532,10 @@ impl Compiler {
         let rest = max.map(|m| m - min);
         // The module runs a repeat of a single character test with its own
         // opcode, which does not peek (see `Peek`).
-        let general = !matches!(node, Node::Literal(_) | Node::Class(_) | Node::FoldLit(_));
+        let general = !matches!(
+            node,
+            Node::Literal(_) | Node::Class(_) | Node::FoldLit(_) | Node::NegChar(_)
+        );
         if rest == Some(0) {
             if general {
                 self.push(Inst::PeekTail)?;
@@ -468,8 +545,14 @@ impl Compiler {
         if !greedy && !rev && !general {
             let item = match node {
                 Node::Literal(c) => One::Char(*c),
-                Node::Class(c) | Node::FoldLit(c) if c.ranges() == [('\0', char::MAX)] => One::Any,
-                Node::Class(c) | Node::FoldLit(c) => One::Class(self.class_index(c)),
+                Node::Class(c) | Node::FoldLit(c) | Node::NegChar(c)
+                    if c.ranges() == [('\0', char::MAX)] =>
+                {
+                    One::Any
+                }
+                Node::Class(c) | Node::FoldLit(c) | Node::NegChar(c) => {
+                    One::Class(self.class_index(c))
+                }
                 _ => One::Any,
             };
             let memo = if self.memo && self.reg_depth == 0 && rest.is_none() {
@@ -608,7 +691,7 @@ fn first_into(node: &Node, out: &mut [bool; 256]) -> bool {
             lead_bytes(*c, *c, out);
             false
         }
-        Node::Class(class) | Node::FoldLit(class) => {
+        Node::Class(class) | Node::FoldLit(class) | Node::NegChar(class) => {
             for &(a, b) in class.ranges() {
                 lead_bytes(a, b, out);
             }
@@ -650,30 +733,262 @@ fn anchored_start(node: &Node) -> bool {
     }
 }
 
-/// Models the `regex` module's search scan in partial mode: when the first
-/// thing the pattern tests (skipping lookarounds, assertions and group
-/// boundaries) consumes a character, the scan runs off the end of the text
-/// and the module reports a partial match there.
-fn end_partial(node: &Node) -> bool {
-    fn walk(node: &Node) -> Option<bool> {
-        // Some(true): found a consuming test; Some(false): found a blocker;
-        // None: zero-width, keep looking.
-        match node {
-            Node::Empty | Node::Look { .. } => None,
-            Node::Assert {
-                kind: Assertion::Start,
-                ..
-            } => Some(false),
-            Node::Assert { .. } => None,
-            Node::Fail => Some(false),
-            Node::Literal(_) | Node::Class(_) | Node::FoldLit(_) | Node::Backref { .. } => {
-                Some(true)
+/// The module's repeat limit, standing for "unbounded" in widths too.
+const UNLIMITED_WIDTH: u64 = u32::MAX as u64;
+
+/// The module's `max_width`.
+fn max_width(node: &Node) -> u64 {
+    match node {
+        Node::Empty | Node::Assert { .. } | Node::Look { .. } | Node::Fail => 0,
+        Node::Literal(_) | Node::Class(_) | Node::FoldLit(_) | Node::NegChar(_) => 1,
+        Node::Concat(items) => items
+            .iter()
+            .fold(0u64, |a, n| a.saturating_add(max_width(n)))
+            .min(UNLIMITED_WIDTH),
+        Node::Alt(branches) => branches.iter().map(max_width).max().unwrap_or(0),
+        Node::Group { node, .. } | Node::Atomic { node, .. } => max_width(node),
+        Node::Repeat { node, max, .. } => match max {
+            Some(m) => max_width(node)
+                .saturating_mul(u64::from(*m))
+                .min(UNLIMITED_WIDTH),
+            None => UNLIMITED_WIDTH,
+        },
+        Node::Backref { .. } => UNLIMITED_WIDTH,
+    }
+}
+
+fn literal_class(node: &Node) -> Option<Class> {
+    match node {
+        Node::Literal(c) => Some(Class::from_unicode(&ClassUnicode::new([
+            ClassUnicodeRange::new(*c, *c),
+        ]))),
+        Node::FoldLit(c) => Some(c.clone()),
+        _ => None,
+    }
+}
+
+/// The module's `get_required_string`: (offset, string).
+fn required_in(node: &Node) -> (u64, Option<Vec<Class>>) {
+    match node {
+        Node::Literal(_) | Node::FoldLit(_) => (0, literal_class(node).map(|c| vec![c])),
+        Node::Group { node, .. } | Node::Atomic { node, .. } => required_in(node),
+        Node::Repeat { node, min, max, .. } => {
+            if *min > 0 {
+                let (ofs, req) = required_in(node);
+                if req.is_some() {
+                    return (ofs, req);
+                }
             }
-            Node::Concat(items) => items.iter().find_map(walk),
-            Node::Alt(_) => Some(true),
-            Node::Group { node, .. } | Node::Atomic { node, .. } => walk(node),
-            Node::Repeat { .. } => Some(true),
+            let w = match max {
+                Some(m) => max_width(node).saturating_mul(u64::from(*m)),
+                None => UNLIMITED_WIDTH,
+            };
+            (w.min(UNLIMITED_WIDTH), None)
+        }
+        Node::Concat(items) => {
+            let mut flat = Vec::new();
+            flat_items(items, &mut flat);
+            let mut offset = 0u64;
+            let mut i = 0;
+            while i < flat.len() {
+                // A run of literals of one kind is a single string.
+                if literal_class(flat[i]).is_some() {
+                    let folded = matches!(flat[i], Node::FoldLit(_));
+                    let run: Vec<Class> = flat[i..]
+                        .iter()
+                        .take_while(|n| match n {
+                            Node::Literal(_) => !folded,
+                            Node::FoldLit(_) => folded,
+                            _ => false,
+                        })
+                        .filter_map(|n| literal_class(n))
+                        .collect();
+                    return (offset, Some(run));
+                }
+                let (ofs, req) = required_in(flat[i]);
+                offset = offset.saturating_add(ofs);
+                if req.is_some() {
+                    return (offset, req);
+                }
+                i += 1;
+            }
+            (offset, None)
+        }
+        other => (max_width(other), None),
+    }
+}
+
+fn required_string(node: &Node) -> Option<Required> {
+    let (offset, string) = required_in(node);
+    let string = string?;
+    let offset = (offset < UNLIMITED_WIDTH).then_some(offset as usize);
+    Some(Required { offset, string })
+}
+
+/// The module's `has_simple_start`: the pattern begins with a character
+/// test (looking through groups).
+fn simple_start(node: &Node) -> bool {
+    match node {
+        Node::Literal(_) | Node::Class(_) | Node::FoldLit(_) | Node::NegChar(_) => true,
+        Node::Concat(items) => items
+            .iter()
+            .find(|n| !matches!(n, Node::Empty))
+            .is_some_and(simple_start),
+        Node::Group { node, .. } | Node::Atomic { node, .. } => simple_start(node),
+        _ => false,
+    }
+}
+
+/// The module's `get_firstset`: the characters a match can begin with, and
+/// whether it can begin without one (`None` in the module). `Err` when there
+/// is no first set at all (a backreference).
+fn firstset(node: &Node) -> Result<(ClassUnicode, bool), ()> {
+    Ok(match node {
+        Node::Literal(c) => (ClassUnicode::new([ClassUnicodeRange::new(*c, *c)]), false),
+        Node::Class(c) | Node::FoldLit(c) => (c.to_unicode(), false),
+        // A negative character in the first set means there is none.
+        Node::NegChar(_) => return Err(()),
+        Node::Empty | Node::Fail | Node::Assert { .. } => (ClassUnicode::empty(), true),
+        Node::Look {
+            behind: false,
+            negate: false,
+            node,
+            ..
+        } => firstset(node)?,
+        Node::Look { .. } => (ClassUnicode::empty(), true),
+        Node::Backref { .. } => return Err(()),
+        Node::Group { node, .. } | Node::Atomic { node, .. } => firstset(node)?,
+        Node::Repeat { node, min, .. } => {
+            let (c, none) = firstset(node)?;
+            (c, none || *min == 0)
+        }
+        Node::Alt(branches) => {
+            let mut out = ClassUnicode::empty();
+            let mut none = branches.is_empty();
+            for b in branches {
+                let (c, n) = firstset(b)?;
+                out.union(&c);
+                none |= n;
+            }
+            (out, none)
+        }
+        Node::Concat(items) => {
+            let mut out = ClassUnicode::empty();
+            for item in items {
+                let (c, none) = firstset(item)?;
+                out.union(&c);
+                if !none {
+                    return Ok((out, false));
+                }
+            }
+            (out, true)
+        }
+    })
+}
+
+/// The items of a sequence, with nested sequences (non-capturing groups)
+/// flattened as the module's optimiser does.
+fn flat_items<'a>(items: &'a [Node], out: &mut Vec<&'a Node>) {
+    for n in items {
+        match n {
+            Node::Concat(inner) => flat_items(inner, out),
+            Node::Empty => {}
+            other => out.push(other),
         }
     }
-    walk(node).unwrap_or(false)
+}
+
+/// Models the module's choice of the first test node and its search scan.
+fn start_scan(node: &Node) -> StartScan {
+    if anchored_start(node) {
+        // The module tests `^` first and then tries offset 0 alone.
+        return StartScan::None;
+    }
+    if !simple_start(node) {
+        return match firstset(node) {
+            Ok((class, false)) if class.ranges() != [ClassUnicodeRange::new('\0', char::MAX)] => {
+                StartScan::Class {
+                    class: Class::from_unicode(&class),
+                    consumes: false,
+                    peek: Some(0),
+                }
+            }
+            _ => StartScan::None,
+        };
+    }
+    // Walk to the first character test; group boundaries are skipped by the
+    // module, but then the test is not the start node and nothing is peeked.
+    let mut cur = node;
+    let mut direct = true;
+    let mut pc = 0u32;
+    loop {
+        match cur {
+            Node::Group { node, .. } => {
+                direct = false;
+                pc += 1;
+                cur = node;
+            }
+            Node::Atomic { .. } => return StartScan::None,
+            Node::Concat(items) => {
+                let mut flat = Vec::new();
+                flat_items(items, &mut flat);
+                let Some(first) = flat.first() else {
+                    return StartScan::None;
+                };
+                if let Node::Literal(_) | Node::FoldLit(_) = first {
+                    // A run of literals of the same kind is one string.
+                    let folded = matches!(first, Node::FoldLit(_));
+                    let len = flat
+                        .iter()
+                        .take_while(|n| match n {
+                            Node::Literal(_) => !folded,
+                            Node::FoldLit(_) => folded,
+                            _ => false,
+                        })
+                        .count() as u32;
+                    let peek = direct.then_some(pc + len);
+                    return if len >= 2 {
+                        StartScan::Str { at: pc, len, peek }
+                    } else {
+                        lit_scan(first, peek)
+                    };
+                }
+                cur = first;
+            }
+            Node::Literal(_) | Node::FoldLit(_) => return lit_scan(cur, direct.then_some(pc + 1)),
+            Node::NegChar(c) => {
+                return StartScan::Class {
+                    class: c.clone(),
+                    consumes: true,
+                    peek: direct.then_some(pc + 1),
+                };
+            }
+            Node::Class(c) => {
+                if c.ranges() == [('\0', char::MAX)] {
+                    return StartScan::None;
+                }
+                return StartScan::Class {
+                    class: c.clone(),
+                    consumes: true,
+                    peek: direct.then_some(pc + 1),
+                };
+            }
+            _ => return StartScan::None,
+        }
+    }
+}
+
+fn lit_scan(node: &Node, peek: Option<u32>) -> StartScan {
+    let class = match node {
+        Node::Literal(c) => {
+            Class::from_unicode(&ClassUnicode::new([ClassUnicodeRange::new(*c, *c)]))
+        }
+        Node::FoldLit(c) | Node::Class(c) => c.clone(),
+        _ => return StartScan::None,
+    };
+    StartScan::Class {
+        class,
+        consumes: true,
+        peek,
+    }
 }

@@ -135,7 +135,9 @@ fn translate(node: &Node, tail: bool) -> Result<(Hir, bool), Unsupported> {
             let mut buf = [0u8; 4];
             (Hir::literal(c.encode_utf8(&mut buf).as_bytes()), false)
         }
-        Node::Class(c) | Node::FoldLit(c) => (Hir::class(HClass::Unicode(c.to_unicode())), false),
+        Node::Class(c) | Node::FoldLit(c) | Node::NegChar(c) => {
+            (Hir::class(HClass::Unicode(c.to_unicode())), false)
+        }
         Node::Concat(items) => translate_seq(items, tail)?,
         Node::Alt(branches) => {
             let mut out = Vec::with_capacity(branches.len());

@@ -15,7 +15,7 @@
 
 use super::ast::{Assertion, Fold};
 use super::class::{is_word, simple_fold};
-use super::compile::{Inst, One, Peek, Program};
+use super::compile::{ClassKind, Inst, One, Peek, Program, Required, StartScan};
 
 /// The most steps one call may take.
 pub(crate) const STEP_BUDGET: u64 = 10_000_000;
@@ -81,6 +81,16 @@ enum Bt {
         pos: usize,
         count: u32,
     },
+}
+
+/// Where the module's search scan (partial mode) leads.
+pub(crate) enum Scan {
+    /// Attempt a match here.
+    At(usize),
+    /// Report a partial match starting here, with no groups.
+    Partial(usize),
+    /// No candidate is left.
+    Exhausted,
 }
 
 /// What extending a lazy single-character repeat gave.
@@ -613,6 +623,176 @@ impl<'p, 'h> Vm<'p, 'h> {
         }
     }
 
+    /// The module's `search_start` in partial mode, from `s`: the next
+    /// position where the pattern's first test holds (after which it peeks
+    /// at what follows), or a partial match where the scan ran off the end.
+    pub(crate) fn scan(&self, start: &StartScan, mut s: usize) -> Scan {
+        let end = self.hay.len();
+        loop {
+            let (c, width, peek) = match start {
+                StartScan::None => {
+                    return if s <= end {
+                        Scan::At(s)
+                    } else {
+                        Scan::Exhausted
+                    };
+                }
+                StartScan::Class {
+                    class,
+                    consumes,
+                    peek,
+                } => {
+                    let mut p = s;
+                    loop {
+                        match self.next_char(p) {
+                            None => return Scan::Partial(end),
+                            Some(ch) if class.contains(ch) => break,
+                            Some(ch) => p += ch.len_utf8(),
+                        }
+                    }
+                    let width = if *consumes {
+                        self.next_char(p).map_or(0, char::len_utf8)
+                    } else {
+                        0
+                    };
+                    (p, width, *peek)
+                }
+                StartScan::Str { at, len, peek } => {
+                    // The leftmost full occurrence; failing that, the module
+                    // reports a partial match at the leftmost prefix that
+                    // runs to the end, or at the end.
+                    let mut p = s;
+                    let found = loop {
+                        if p > end {
+                            break None;
+                        }
+                        match self.string_prefix(*at, *len, p) {
+                            Some(true) => break Some(p),
+                            Some(false) => return Scan::Partial(p),
+                            None => {}
+                        }
+                        if p == end {
+                            break None;
+                        }
+                        p += self.next_char(p).map_or(1, char::len_utf8);
+                    };
+                    let Some(p) = found else {
+                        return Scan::Partial(end);
+                    };
+                    let mut q = p;
+                    for _ in 0..*len {
+                        q += self.next_char(q).map_or(0, char::len_utf8);
+                    }
+                    (p, q - p, *peek)
+                }
+            };
+            match peek {
+                Some(pc) if self.peek_partial(pc, c + width) => return Scan::Partial(c),
+                Some(pc) if !self.peek_possible(pc, c + width) => {
+                    if c >= end {
+                        return Scan::Exhausted;
+                    }
+                    s = c + self.next_char(c).map_or(1, char::len_utf8);
+                }
+                _ => return Scan::At(c),
+            }
+        }
+    }
+
+    /// The module's search for the required string from `s` in partial
+    /// mode: the leftmost full occurrence (`false`), else the leftmost
+    /// prefix of it that runs to the end, else the end (`true`: partial).
+    pub(crate) fn find_required(&self, req: &Required, s: usize) -> (usize, bool) {
+        let end = self.hay.len();
+        let mut p = s;
+        while p <= end {
+            let mut q = p;
+            let mut full = true;
+            for class in &req.string {
+                match self.next_char(q) {
+                    None => {
+                        full = false;
+                        break;
+                    }
+                    Some(c) if class.contains(c) => q += c.len_utf8(),
+                    Some(_) => {
+                        full = false;
+                        q = usize::MAX;
+                        break;
+                    }
+                }
+            }
+            if full {
+                return (p, false);
+            }
+            if q != usize::MAX {
+                return (p, true);
+            }
+            if p == end {
+                break;
+            }
+            p += self.next_char(p).map_or(1, char::len_utf8);
+        }
+        (end, true)
+    }
+
+    /// `n` characters before `pos`, if there are that many.
+    pub(crate) fn chars_back(&self, mut pos: usize, n: usize) -> Option<usize> {
+        for _ in 0..n {
+            pos -= self.prev_char(pos)?.len_utf8();
+        }
+        Some(pos)
+    }
+
+    /// Whether the literal run at `at` matches at `p`: `Some(true)` fully,
+    /// `Some(false)` as a prefix cut off by the end, `None` not at all.
+    fn string_prefix(&self, at: u32, len: u32, mut p: usize) -> Option<bool> {
+        for k in 0..len {
+            match self.next_char(p) {
+                None => return Some(false),
+                Some(c) if self.lit_matches(at + k, c) => p += c.len_utf8(),
+                Some(_) => return None,
+            }
+        }
+        Some(true)
+    }
+
+    /// The module's quick test at `pc` (its `try_match`), outside partial
+    /// reporting: whether the first test there could hold at `pos`.
+    fn peek_possible(&self, mut pc: u32, pos: usize) -> bool {
+        loop {
+            match self.prog.insts.get(pc as usize) {
+                Some(Inst::Open { .. } | Inst::Close { .. } | Inst::IterStart { .. }) => pc += 1,
+                Some(Inst::Jmp(t)) => pc = *t,
+                _ => break,
+            }
+        }
+        match self.prog.insts.get(pc as usize) {
+            Some(
+                Inst::Char { .. }
+                | Inst::Class {
+                    kind: ClassKind::FoldLit,
+                    ..
+                },
+            ) => {
+                let mut n = 0;
+                while let Some(
+                    Inst::Char { rev: false, .. }
+                    | Inst::Class {
+                        rev: false,
+                        kind: ClassKind::FoldLit,
+                        ..
+                    },
+                ) = self.prog.insts.get(pc as usize + n)
+                {
+                    n += 1;
+                }
+                self.string_prefix(pc, n as u32, pos).is_some()
+            }
+            _ => self.tail_test(pc, pos),
+        }
+    }
+
     /// Whether the module's look-ahead test ("try_match") at `pc` would
     /// read past the end of the text: the first test after group
     /// boundaries, with a run of literals tested as one string.
@@ -636,11 +816,14 @@ impl<'p, 'h> Vm<'p, 'h> {
                 Some(Inst::Class {
                     class,
                     rev: false,
-                    lit,
-                }) => match self.next_char(p) {
-                    None => return first || *lit,
-                    Some(ch) => (self.prog.classes[*class as usize].contains(ch), *lit),
-                },
+                    kind,
+                }) => {
+                    let lit = *kind == ClassKind::FoldLit;
+                    match self.next_char(p) {
+                        None => return first || lit,
+                        Some(ch) => (self.prog.classes[*class as usize].contains(ch), lit),
+                    }
+                }
                 Some(Inst::Any { rev: false }) => {
                     if first {
                         return p == self.hay.len();

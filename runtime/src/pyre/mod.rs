@@ -23,7 +23,7 @@ mod parse;
 #[cfg(test)]
 mod tests;
 
-use exec::{Mode, Outcome, Vm};
+use exec::{Mode, Outcome, Scan, Vm};
 use std::fmt;
 use std::sync::Arc;
 
@@ -285,20 +285,59 @@ impl Regex {
         let prog = &self.inner.prog;
         let pos = pos.min(hay.len());
         let mut vm = Vm::new(prog, hay, Mode::Partial, pos);
-        let mut s = match Self::next_start(hay, pos) {
-            Some(s) => s,
-            None => return Ok(None),
+        let Some(mut s) = Self::next_start(hay, pos) else {
+            return Ok(None);
         };
+        let bare = |start: usize| {
+            let mut spans = vec![None; self.inner.groups + 1];
+            spans[0] = Some((start, hay.len()));
+            Some(PartialMatch {
+                captures: Captures { spans },
+                partial: true,
+            })
+        };
+        // Where the required string was last found in full.
+        let mut req_pos: Option<usize> = None;
+        let mut req_miss: Option<(usize, usize)> = None;
         loop {
             if prog.anchored_start && s > 0 {
-                break;
+                return Ok(None);
             }
-            if s == hay.len() && prog.end_partial {
-                // The module's scan for where a match could start runs off
-                // the end before any attempt there (see `end_partial`).
-                break;
+            // The module first jumps to just before the required string.
+            let mut t = s;
+            if let Some(req) = prog
+                .required
+                .as_ref()
+                .filter(|_| req_pos.is_none_or(|rp| s >= rp))
+            {
+                let (found, partial) = match (req_pos, req_miss) {
+                    (Some(rp), _) if s <= rp => (rp, false),
+                    // Not found in full from `from`: nor from any later start
+                    // up to where its prefix was found.
+                    (_, Some((from, at))) if from <= s && s <= at => (at, true),
+                    _ => vm.find_required(req, s),
+                };
+                if partial {
+                    req_miss = Some((s, found));
+                }
+                if !partial {
+                    req_pos = Some(found);
+                }
+                if let Some(back) = req
+                    .offset
+                    .and_then(|off| vm.chars_back(found, off))
+                    .filter(|&b| b >= s)
+                {
+                    t = back;
+                }
             }
-            match vm.run(s) {
+            // The module's scan for the next candidate start.
+            let candidate = match vm.scan(&prog.start, t) {
+                Scan::At(c) => c,
+                Scan::Partial(p) => return Ok(bare(p)),
+                Scan::Exhausted => return Ok(None),
+            };
+            match vm.run(candidate) {
                 Outcome::Partial => {
                     return Ok(Some(PartialMatch {
                         captures: self.captures(&vm),
@@ -314,20 +353,11 @@ impl Regex {
                 Outcome::Budget => return Err(MatchError::Budget),
                 Outcome::NoMatch => {}
             }
-            if s >= hay.len() {
-                break;
+            if candidate >= hay.len() {
+                return Ok(None);
             }
-            s += hay[s..].chars().next().map_or(1, char::len_utf8);
+            s = candidate + hay[candidate..].chars().next().map_or(1, char::len_utf8);
         }
-        if prog.end_partial && !prog.anchored_start {
-            let mut spans = vec![None; self.inner.groups + 1];
-            spans[0] = Some((hay.len(), hay.len()));
-            return Ok(Some(PartialMatch {
-                captures: Captures { spans },
-                partial: true,
-            }));
-        }
-        Ok(None)
     }
 
     /// One anchored attempt at byte offset `start` (no scanning).

@@ -1886,10 +1886,14 @@ fn build_set(info: &mut Info, item: SetItem, negate: bool, pos: usize) -> Node {
         Fold::Unicode => class::fold_unicode(&set),
         Fold::Ascii => class::fold_ascii(&set),
     };
+    let single_char = matches!(items.as_slice(), [SetItem::Char(_)]);
     if negate {
         set.negate();
     }
-    class_node(&set)
+    match class_node(&set) {
+        Node::Class(c) if negate && single_char => Node::NegChar(c),
+        other => other,
+    }
 }
 
 #[cfg(test)]
