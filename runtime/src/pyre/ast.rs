@@ -98,16 +98,18 @@ pub(crate) enum Node {
 }
 
 impl Node {
-    /// Whether the node contains a backreference (which rules out memoizing failures).
-    pub(crate) fn has_backref(&self) -> bool {
+    /// Collects the groups read by backreferences.
+    pub(crate) fn backref_groups(&self, out: &mut Vec<u32>) {
         match self {
-            Node::Backref { .. } => true,
-            Node::Concat(v) | Node::Alt(v) => v.iter().any(Node::has_backref),
+            Node::Backref { group, .. } if !out.contains(&(*group as u32)) => {
+                out.push(*group as u32)
+            }
+            Node::Concat(v) | Node::Alt(v) => v.iter().for_each(|n| n.backref_groups(out)),
             Node::Group { node, .. }
             | Node::Repeat { node, .. }
             | Node::Look { node, .. }
-            | Node::Atomic { node, .. } => node.has_backref(),
-            _ => false,
+            | Node::Atomic { node, .. } => node.backref_groups(out),
+            _ => {}
         }
     }
 

@@ -142,9 +142,14 @@ pub(crate) struct Program {
     pub(crate) groups: usize,
     /// Loop registers.
     pub(crate) regs: usize,
-    /// Failure-memo slots (0 when memoization is off: backreferences make
-    /// success depend on captures).
+    /// Failure-memo slots.
     pub(crate) memo_slots: usize,
+    /// For each memo slot, the registers of the loops around it (part of
+    /// its memo key).
+    pub(crate) memo_regs: Vec<Box<[u32]>>,
+    /// Groups read by backreferences: whether the rest of the pattern can
+    /// match depends on their spans, so the memo records them too.
+    pub(crate) backref_groups: Vec<u32>,
     /// Bytes that can start a match, or `None` if any position can.
     pub(crate) first_bytes: Option<Box<[bool; 256]>>,
     /// Whether the pattern can only match at offset 0 (`^`/`\A` first).
@@ -212,21 +217,26 @@ struct Compiler {
     regs: u32,
     memo: bool,
     memo_slots: u32,
-    /// How many register loops enclose the code being emitted: their bodies
-    /// depend on the registers, so their choice points are not memoized.
-    reg_depth: u32,
+    /// The register loops enclosing the code being emitted: what their
+    /// bodies do depends on the registers, so memo keys include them.
+    reg_stack: Vec<u32>,
+    memo_regs: Vec<Box<[u32]>>,
 }
 
 /// Compiles `node` (with `groups` capture groups besides group 0).
 pub(crate) fn compile(node: &Node, groups: usize) -> Result<Program, RegexError> {
-    let memo = !node.has_backref();
+    // With backreferences the memo is keyed by the referenced groups' spans too.
+    let memo = true;
+    let mut backref_groups = Vec::new();
+    node.backref_groups(&mut backref_groups);
     let mut c = Compiler {
         insts: Vec::new(),
         classes: Vec::new(),
         regs: 0,
         memo,
         memo_slots: 0,
-        reg_depth: 0,
+        reg_stack: Vec::new(),
+        memo_regs: Vec::new(),
     };
     c.emit(node, false)?;
     c.push(Inst::Match)?;
@@ -238,6 +248,8 @@ pub(crate) fn compile(node: &Node, groups: usize) -> Result<Program, RegexError>
         groups: groups + 1,
         regs: c.regs as usize,
         memo_slots: c.memo_slots as usize,
+        memo_regs: c.memo_regs,
+        backref_groups,
         first_bytes: if nullable {
             None
         } else {
@@ -270,8 +282,10 @@ impl Compiler {
     }
 
     fn split(&mut self, first: u32, second: u32) -> Result<u32, RegexError> {
-        let memo = if self.memo && self.reg_depth == 0 {
+        let memo = if self.memo {
             self.memo_slots += 1;
+            self.memo_regs
+                .push(self.reg_stack.clone().into_boxed_slice());
             Some(self.memo_slots - 1)
         } else {
             None
@@ -519,9 +533,9 @@ impl Compiler {
                 let reg = self.new_reg();
                 self.push(Inst::LoopInit { reg })?;
                 let body = self.pc();
-                self.reg_depth += 1;
+                self.reg_stack.push(reg);
                 self.emit(node, rev)?;
-                self.reg_depth -= 1;
+                self.reg_stack.pop();
                 self.push(Inst::CountTail {
                     reg,
                     count: min,
@@ -555,8 +569,9 @@ impl Compiler {
                 }
                 _ => One::Any,
             };
-            let memo = if self.memo && self.reg_depth == 0 && rest.is_none() {
+            let memo = if self.memo && self.reg_stack.is_empty() && rest.is_none() {
                 self.memo_slots += 1;
+                self.memo_regs.push(Box::new([]));
                 Some(self.memo_slots - 1)
             } else {
                 None
@@ -609,7 +624,7 @@ impl Compiler {
         self.push(Inst::LoopInit { reg })?;
         let split = self.split(0, 0)?;
         let body = self.pc();
-        self.reg_depth += 1;
+        self.reg_stack.push(reg);
         self.push(Inst::IterStart { reg })?;
         self.emit(node, rev)?;
         let tail = self.push(Inst::LoopTail {
@@ -620,7 +635,7 @@ impl Compiler {
             exit: 0,
             general,
         })?;
-        self.reg_depth -= 1;
+        self.reg_stack.pop();
         let exit = self.pc();
         self.patch(tail, |i| {
             if let Inst::LoopTail {
@@ -900,10 +915,6 @@ fn flat_items<'a>(items: &'a [Node], out: &mut Vec<&'a Node>) {
 
 /// Models the module's choice of the first test node and its search scan.
 fn start_scan(node: &Node) -> StartScan {
-    if anchored_start(node) {
-        // The module tests `^` first and then tries offset 0 alone.
-        return StartScan::None;
-    }
     if !simple_start(node) {
         return match firstset(node) {
             Ok((class, false)) if class.ranges() != [ClassUnicodeRange::new('\0', char::MAX)] => {

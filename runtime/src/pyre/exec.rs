@@ -125,6 +125,8 @@ pub(crate) struct Vm<'p, 'h> {
     memo: Vec<u64>,
     memo_on: bool,
     memo_stride: usize,
+    /// The memo when backreferences make captures part of the state.
+    memo_set: std::collections::HashSet<(u32, usize, Box<[usize]>)>,
     fail_now: bool,
 }
 
@@ -156,6 +158,7 @@ impl<'p, 'h> Vm<'p, 'h> {
             memo: Vec::new(),
             memo_on: false,
             memo_stride: hay.len() + 1,
+            memo_set: std::collections::HashSet::new(),
             fail_now: false,
         }
     }
@@ -200,15 +203,54 @@ impl<'p, 'h> Vm<'p, 'h> {
         }
     }
 
+    /// Whether the memo for `slot` needs more than `(slot, pos)`.
+    fn keyed(&self, slot: u32) -> bool {
+        !self.prog.backref_groups.is_empty()
+            || self
+                .prog
+                .memo_regs
+                .get(slot as usize)
+                .is_some_and(|r| !r.is_empty())
+    }
+
+    /// The full memo key: the spans of the groups backreferences read and
+    /// the registers of the loops around the choice point.
+    fn backref_key(&self, slot: u32, pos: usize) -> (u32, usize, Box<[usize]>) {
+        let regs = self
+            .prog
+            .memo_regs
+            .get(slot as usize)
+            .map_or(&[][..], |r| &r[..]);
+        let extra = self
+            .prog
+            .backref_groups
+            .iter()
+            .flat_map(|&g| [self.spans[2 * g as usize], self.spans[2 * g as usize + 1]])
+            .chain(regs.iter().flat_map(|&r| {
+                let (count, start) = self.regs[r as usize];
+                [count as usize, start]
+            }))
+            .collect();
+        (slot, pos, extra)
+    }
+
     fn memo_check(&mut self, slot: u32, pos: usize) -> bool {
         if !self.memo_on {
             return false;
+        }
+        if self.keyed(slot) {
+            return self.memo_set.contains(&self.backref_key(slot, pos));
         }
         let bit = slot as usize * self.memo_stride + pos;
         self.memo[bit / 64] & (1 << (bit % 64)) != 0
     }
 
     fn memo_mark(&mut self, slot: u32, pos: usize) {
+        if self.keyed(slot) {
+            let key = self.backref_key(slot, pos);
+            self.memo_set.insert(key);
+            return;
+        }
         let bit = slot as usize * self.memo_stride + pos;
         if let Some(w) = self.memo.get_mut(bit / 64) {
             *w |= 1 << (bit % 64);

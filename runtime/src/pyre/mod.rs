@@ -299,10 +299,29 @@ impl Regex {
         // Where the required string was last found in full.
         let mut req_pos: Option<usize> = None;
         let mut req_miss: Option<(usize, usize)> = None;
-        loop {
-            if prog.anchored_start && s > 0 {
+        if prog.anchored_start {
+            // The module tests the first set at offset 0 and tries it alone.
+            if s > 0 {
                 return Ok(None);
             }
+            return Ok(match vm.scan(&prog.start, 0) {
+                Scan::At(0) => match vm.run(0) {
+                    Outcome::Partial => Some(PartialMatch {
+                        captures: self.captures(&vm),
+                        partial: true,
+                    }),
+                    Outcome::Match => Some(PartialMatch {
+                        captures: self.captures(&vm),
+                        partial: false,
+                    }),
+                    Outcome::Budget => return Err(MatchError::Budget),
+                    Outcome::NoMatch => None,
+                },
+                Scan::Partial(0) => bare(0),
+                _ => None,
+            });
+        }
+        loop {
             // The module first jumps to just before the required string.
             let mut t = s;
             if let Some(req) = prog

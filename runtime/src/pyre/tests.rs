@@ -303,10 +303,13 @@ fn no_panics_and_budget() {
     let r = re(r"(x+x+)+y");
     let hay = "x".repeat(5000);
     assert!(r.search(&hay, 0).unwrap().is_none());
-    // With a backreference there is no memo: the budget stops it.
+    // With a backreference the memo also keys on the group's span.
     let r = re(r"(x+x+)+\1y");
+    assert!(r.search(&"x".repeat(40), 0).unwrap().is_none());
+    // Too many distinct states even so: the budget stops it.
+    let r = re(r"(x*)*\1\1y");
     assert!(matches!(
-        r.search(&"x".repeat(40), 0),
+        r.search(&"x".repeat(120), 0),
         Err(MatchError::Budget)
     ));
     // Offsets that are not char boundaries are harmless.
