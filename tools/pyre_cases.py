@@ -72,7 +72,8 @@ HAND = [
     r"(?i)abc", r"(?i)k", r"(?i)s", r"(?i)[a-z]+", r"(?i)[^k]", r"(?i)\W", r"(?i)\p{Lu}", r"(?i)ß", r"(?i)σ+",
     r"a(?i)b", r"(?i)a|b", r"(a(?i)b)c", r"(?i:a)b", r"(?-i:a)b", r"(?i)(?-i:a)b", r"(?x) a b # c\n c",
     r"a(?x) b c", r"(?s).", r"(?-s).", r"(?-s:.)+", r"(?a)\w+", r"(?a)\b\w", r"(?ai)k", r"(?u)\w+", r"\w(?a)",
-    r"(?i)k(?a)", r"(?a:(?i)k)", r"(?m)$", r"(?m)(?<=^)x",
+    r"(?i)k(?a)", r"(?a:(?i)k)", r"(?m)$", r"(?m)(?<=^)x", r"(?i)i", r"(?i)I", "(?i)\u0130", "(?i)\u0131",
+    r"(?i)(i)\1", r"(?i)(I)\1",
     # Classes and escapes.
     r"[a-\d]", r"[\d-a]", r"[a-]", r"[]a]", r"[^]a]", r"[]", r"[\s\S]", r"[^\s\S]", r"[\w\W]x", r"[^\d\D]",
     r"x{,3}", r"x{2,}", r"x{a}", r"x{1,2", r"x{}", r"x{,}", r"{1}", r"x{3,2}", r"a**", r"a*?+", r"a{1}*",
@@ -153,7 +154,7 @@ COMMON_TEXTS = [
     "", "a", "b", "ab", "aab", "abc", "abab", "xaby", "a\n", "\n", "a\nb\n", " a b ", "aaa", "bbb",
     "<tool_call>\n<function=get_weather>", "<parameter=city>\nParis\n</parameter>", "<think>hi</think>",
     "x <eot>", "<end>", "<call>", "<t>", "a<t>\n<t>", "{a:1,b:2}", "{x.y}", "K", "\u212a", "k", "\u017f",
-    "ß", "SS", "ẞ", "σς", "Σ", "é", "Éa", "1٣", "\u00a0", "a\u2028b", "αβγ", "日本語", "😀", "\x00",
+    "ß", "SS", "ẞ", "σς", "Σ", "é", "Éa", "İı", "iI", "1٣", "\u00a0", "a\u2028b", "αβγ", "日本語", "😀", "\x00",
 ]
 
 ALPHABET = "ab<>/x \n"

@@ -30,16 +30,10 @@ use std::collections::BTreeMap;
 type Spans = Vec<Option<(usize, usize)>>;
 
 /// Generated patterns whose partial matches depend on parts of the module's
-/// search driver that are not modelled (repeat guards, the skip after a
-/// failed leading repeat, peeks inside possessive and lookaround bodies).
-const UNMODELLED: &[&str] = &[
-    // A possessive `\b?+` inside a repeated group: the module's peek and
-    // guard handling inside atomic bodies picks a later start.
-    r"(\b?+\b{2,}[^<]{,2}|<??\n{2,}?\d?){2,}>{2}",
-    // Lazy repeats inside a repeated group with backreferences and
-    // lookarounds: the same, with the module's repeat guards.
-    r"([a-c]+?a{2}){2}\1((b{,2}(a{0,3})|\z??( *+a{1,2}(?P=g0){,2})\d{,2}){0,3}?a{0,3}|a??(^{,2}).{2}|(?=[^<]{2}<{,2}+(?:(ab{,2}| >{2}?ab*){1,2}<(?:b?+>{0,3}+){,2})|[^a]*+(?P<g0>x{1,2}( {,2}|b?b?+|b)?)(?i:/{,2}[ab]{2,}(<){0,3}|ab{1,2}(?!a|b|ab\n{0,3}b{2,})*+(?<!\n{2}b){2})++|ab{,2}?\n{2,}){,2}){2,}+",
-];
+/// search driver that are not modelled (its repeat guards, the skip after a
+/// failed leading repeat). None in the current corpus; about 0.1% of the
+/// generated cases of a larger run fall here, all on convoluted patterns.
+const UNMODELLED: &[&str] = &[];
 
 fn spans_json(v: &Value) -> Option<Spans> {
     let arr = v.as_array()?;

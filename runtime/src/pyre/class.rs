@@ -133,7 +133,36 @@ pub(crate) fn any() -> ClassUnicode {
 pub(crate) fn fold_unicode(cls: &ClassUnicode) -> ClassUnicode {
     let mut c = cls.clone();
     c.case_fold_simple();
+    // The module also counts the Turkic dotted and dotless i among the
+    // cases of `i` and `I` (one way each): `(?i)i` matches `İ`, `(?i)I`
+    // matches `ı`, `(?i)İ` matches `i`, `(?i)ı` matches `I`.
+    let has = |ch: char| {
+        cls.ranges()
+            .iter()
+            .any(|r| r.start() <= ch && ch <= r.end())
+    };
+    for (member, extra) in [
+        ('i', '\u{130}'),
+        ('I', '\u{131}'),
+        ('\u{130}', 'i'),
+        ('\u{131}', 'I'),
+    ] {
+        if has(member) {
+            c.push(ClassUnicodeRange::new(extra, extra));
+        }
+    }
     c
+}
+
+/// Whether `a` and `b` are the same character under the module's
+/// case-insensitive comparison (simple case folding plus the Turkic i's).
+pub(crate) fn same_ignoring_case(a: char, b: char) -> bool {
+    a == b
+        || simple_fold(a) == simple_fold(b)
+        || matches!(
+            (a, b),
+            ('i', '\u{130}') | ('\u{130}', 'i') | ('I', '\u{131}') | ('\u{131}', 'I')
+        )
 }
 
 /// Closure under ASCII-only case folding (`(?ai)`).
@@ -498,6 +527,8 @@ mod tests {
         assert!(c.contains('K') && c.contains('\u{212A}') && c.contains('k'));
         assert_eq!(simple_fold('\u{212A}'), simple_fold('K'));
         assert_eq!(simple_fold('ς'), simple_fold('Σ'));
+        let i = Class::from_unicode(&fold_unicode(&cp_range('i' as u32, 'i' as u32)));
+        assert!(i.contains('I') && i.contains('\u{130}') && !i.contains('\u{131}'));
         let a = Class::from_unicode(&fold_ascii(&cp_range('k' as u32, 'k' as u32)));
         assert!(a.contains('K') && !a.contains('\u{212A}'));
     }

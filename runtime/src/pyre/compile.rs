@@ -144,6 +144,9 @@ pub(crate) struct Program {
     pub(crate) regs: usize,
     /// Failure-memo slots.
     pub(crate) memo_slots: usize,
+    /// For each instruction, whether it is a literal that the module packs
+    /// into one string with the next instruction.
+    pub(crate) joined: Vec<bool>,
     /// For each memo slot, the registers of the loops around it (part of
     /// its memo key).
     pub(crate) memo_regs: Vec<Box<[u32]>>,
@@ -221,6 +224,7 @@ struct Compiler {
     /// bodies do depends on the registers, so memo keys include them.
     reg_stack: Vec<u32>,
     memo_regs: Vec<Box<[u32]>>,
+    joined: Vec<bool>,
 }
 
 /// Compiles `node` (with `groups` capture groups besides group 0).
@@ -237,9 +241,11 @@ pub(crate) fn compile(node: &Node, groups: usize) -> Result<Program, RegexError>
         memo_slots: 0,
         reg_stack: Vec::new(),
         memo_regs: Vec::new(),
+        joined: Vec::new(),
     };
     c.emit(node, false)?;
     c.push(Inst::Match)?;
+    c.joined.resize(c.insts.len(), false);
     c.link_lazy_tails();
     let (first_bytes, nullable) = first_bytes(node);
     Ok(Program {
@@ -249,6 +255,7 @@ pub(crate) fn compile(node: &Node, groups: usize) -> Result<Program, RegexError>
         regs: c.regs as usize,
         memo_slots: c.memo_slots as usize,
         memo_regs: c.memo_regs,
+        joined: c.joined,
         backref_groups,
         first_bytes: if nullable {
             None
@@ -339,8 +346,23 @@ impl Compiler {
                         self.emit(n, rev)?;
                     }
                 } else {
-                    for n in items {
+                    // The module packs adjacent literals of one kind (after
+                    // flattening nested sequences) into a string; remember
+                    // which instructions continue into the next one.
+                    let mut flat = Vec::new();
+                    flat_items(items, &mut flat);
+                    for (i, n) in flat.iter().enumerate() {
                         self.emit(n, rev)?;
+                        let joined = matches!(
+                            (n, flat.get(i + 1)),
+                            (Node::Literal(_), Some(Node::Literal(_)))
+                                | (Node::FoldLit(_), Some(Node::FoldLit(_)))
+                        );
+                        if joined {
+                            let last = self.insts.len() - 1;
+                            self.joined.resize(self.insts.len(), false);
+                            self.joined[last] = true;
+                        }
                     }
                 }
             }
@@ -478,30 +500,25 @@ impl Compiler {
                     _ => break,
                 }
             }
-            let mut n = 0;
-            while let Some(
-                Inst::Char { rev: false, .. }
-                | Inst::Class {
-                    rev: false,
-                    kind: ClassKind::FoldLit,
-                    ..
-                },
-            ) = self.insts.get(t + n)
-            {
-                n += 1;
-            }
-            if n == 0
-                && matches!(
-                    self.insts.get(t),
-                    Some(Inst::Class {
-                        rev: false,
-                        kind: ClassKind::NegChar,
-                        ..
-                    })
+            let is_lit = |i: Option<&Inst>| {
+                matches!(
+                    i,
+                    Some(
+                        Inst::Char { rev: false, .. }
+                            | Inst::Class {
+                                rev: false,
+                                kind: ClassKind::FoldLit | ClassKind::NegChar,
+                                ..
+                            }
+                    )
                 )
-            {
-                // The module treats a negated character like a character.
+            };
+            let mut n = 0;
+            if is_lit(self.insts.get(t)) {
                 n = 1;
+                while self.joined.get(t + n - 1) == Some(&true) && is_lit(self.insts.get(t + n)) {
+                    n += 1;
+                }
             }
             if let Inst::LazyOne { tail, tail_len, .. } = &mut self.insts[pc] {
                 *tail = t as u32;

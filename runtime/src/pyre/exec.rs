@@ -14,8 +14,8 @@
 //! polynomial. A step budget bounds everything else.
 
 use super::ast::{Assertion, Fold};
-use super::class::{is_word, simple_fold};
-use super::compile::{ClassKind, Inst, One, Peek, Program, Required, StartScan};
+use super::class::{is_word, same_ignoring_case};
+use super::compile::{Inst, One, Peek, Program, Required, StartScan};
 
 /// The most steps one call may take.
 pub(crate) const STEP_BUDGET: u64 = 10_000_000;
@@ -801,35 +801,11 @@ impl<'p, 'h> Vm<'p, 'h> {
 
     /// The module's quick test at `pc` (its `try_match`), outside partial
     /// reporting: whether the first test there could hold at `pos`.
-    fn peek_possible(&self, mut pc: u32, pos: usize) -> bool {
-        loop {
-            match self.prog.insts.get(pc as usize) {
-                Some(Inst::Open { .. } | Inst::Close { .. } | Inst::IterStart { .. }) => pc += 1,
-                Some(Inst::Jmp(t)) => pc = *t,
-                _ => break,
-            }
-        }
+    fn peek_possible(&self, pc: u32, pos: usize) -> bool {
+        let pc = self.skip_boundaries(pc);
         match self.prog.insts.get(pc as usize) {
-            Some(
-                Inst::Char { .. }
-                | Inst::Class {
-                    kind: ClassKind::FoldLit,
-                    ..
-                },
-            ) => {
-                let mut n = 0;
-                while let Some(
-                    Inst::Char { rev: false, .. }
-                    | Inst::Class {
-                        rev: false,
-                        kind: ClassKind::FoldLit,
-                        ..
-                    },
-                ) = self.prog.insts.get(pc as usize + n)
-                {
-                    n += 1;
-                }
-                self.string_prefix(pc, n as u32, pos).is_some()
+            Some(Inst::Char { rev: false, .. } | Inst::Class { rev: false, .. }) => {
+                self.string_prefix(pc, self.run_len(pc), pos).is_some()
             }
             _ => self.tail_test(pc, pos),
         }
@@ -838,53 +814,39 @@ impl<'p, 'h> Vm<'p, 'h> {
     /// Whether the module's look-ahead test ("try_match") at `pc` would
     /// read past the end of the text: the first test after group
     /// boundaries, with a run of literals tested as one string.
-    fn peek_partial(&self, mut pc: u32, pos: usize) -> bool {
-        let insts = &self.prog.insts;
+    fn peek_partial(&self, pc: u32, pos: usize) -> bool {
+        let pc = self.skip_boundaries(pc);
+        match self.prog.insts.get(pc as usize) {
+            Some(Inst::Char { rev: false, .. } | Inst::Class { rev: false, .. }) => {
+                // A literal string (or a single character test) at `pos`:
+                // partial if it matches as far as the end of the text.
+                let n = self.run_len(pc);
+                self.string_prefix(pc, n, pos) == Some(false)
+            }
+            Some(Inst::Any { rev: false }) => pos == self.hay.len(),
+            _ => false,
+        }
+    }
+
+    /// Skips the instructions the module's look-ahead test looks past.
+    fn skip_boundaries(&self, mut pc: u32) -> u32 {
         loop {
-            match insts.get(pc as usize) {
+            match self.prog.insts.get(pc as usize) {
                 Some(Inst::Open { .. } | Inst::Close { .. } | Inst::IterStart { .. }) => pc += 1,
                 Some(Inst::Jmp(t)) => pc = *t,
-                _ => break,
+                _ => return pc,
             }
         }
-        let mut p = pos;
-        let mut first = true;
-        loop {
-            let (ok, lit) = match insts.get(pc as usize) {
-                Some(Inst::Char { c, rev: false }) => match self.next_char(p) {
-                    None => return true,
-                    Some(ch) => (ch == *c, true),
-                },
-                Some(Inst::Class {
-                    class,
-                    rev: false,
-                    kind,
-                }) => {
-                    let lit = *kind == ClassKind::FoldLit;
-                    match self.next_char(p) {
-                        None => return first || lit,
-                        Some(ch) => (self.prog.classes[*class as usize].contains(ch), lit),
-                    }
-                }
-                Some(Inst::Any { rev: false }) => {
-                    if first {
-                        return p == self.hay.len();
-                    }
-                    return false;
-                }
-                _ => return false,
-            };
-            if !ok || (!lit && !first) {
-                return false;
-            }
-            if !lit {
-                // A single set or class test: it read a character, so no.
-                return false;
-            }
-            p += self.next_char(p).map_or(0, char::len_utf8);
-            pc += 1;
-            first = false;
+    }
+
+    /// How many instructions from `pc` form one test: a packed literal
+    /// string, or a single character test.
+    fn run_len(&self, pc: u32) -> u32 {
+        let mut n = 1;
+        while self.prog.joined.get((pc + n - 1) as usize) == Some(&true) {
+            n += 1;
         }
+        n
     }
 
     fn peek_split(&self, peek: Peek, pos: usize) -> PeekResult {
@@ -1250,7 +1212,7 @@ impl<'p, 'h> Vm<'p, 'h> {
         let same = |a: char, b: char| match fold {
             Fold::None => a == b,
             Fold::Ascii => a.eq_ignore_ascii_case(&b),
-            Fold::Unicode => a == b || simple_fold(a) == simple_fold(b),
+            Fold::Unicode => same_ignoring_case(a, b),
         };
         if rev {
             let mut p = pos;

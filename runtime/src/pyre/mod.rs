@@ -13,6 +13,37 @@
 //! [`Regex::dfa_plan`] translates the patterns a DFA can run exactly into
 //! regex-syntax HIR for the streaming scanner; [`Regex::match_at`] is the
 //! ground truth it falls back on.
+//!
+//! # Partial matching
+//!
+//! The module's partial matching is not a clean "some path reaches the end"
+//! rule: it comes out of its search loop (the required-string jump, the scan
+//! for the pattern's first test, a peek after it), of the peeks it makes at
+//! every repeat's decision points, and of how it extends a lazy
+//! single-character repeat followed by a literal (it reports a partial match
+//! whenever the literal is not found ahead, even across characters the
+//! repeat cannot match -- `\[TOOL_CALLS\](?P<name>[^\[]+?)\[ARGS\]` holds
+//! `"[TOOL_CALLS]get[x]"` as partial). These were read off the module's C
+//! source (2026.11.15) and are modelled; `tests/pyre_conformance.rs` checks
+//! them. Known differences:
+//!
+//! * Where both sides find nothing but an empty partial match at the very
+//!   end of the text, the two may disagree on whether it is reported (the
+//!   reference parser cannot tell the difference).
+//! * For a pattern that starts with `.` under DOTALL, the module reads an
+//!   uninitialised position when its scan reaches the end; its results there
+//!   (spans that end before they start) are not reproduced.
+//! * A few convoluted patterns (repeats of possessive or lookaround-bearing
+//!   groups) depend on the module's repeat guards, which are not modelled.
+//!
+//! # Unicode
+//!
+//! `\w`, `\d`, `\s` and word boundaries use tables read off the module.
+//! General categories, scripts and binary properties come from regex-syntax,
+//! which implements Unicode 16 while the module implements Unicode 17: the
+//! characters added in 17 are not in those classes. Case-insensitive
+//! matching is simple case folding plus the module's one-way Turkic `i`
+//! equivalences.
 
 mod ast;
 mod class;

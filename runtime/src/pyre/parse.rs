@@ -619,9 +619,13 @@ fn literal(info: &mut Info, cp: u32, pos: usize) -> Node {
             } else {
                 class::fold_unicode(&c)
             };
-            match class_node(&folded) {
-                Node::Class(c) => Node::FoldLit(c),
-                other => other,
+            // Kept as a case-insensitive literal even when it has no other
+            // case: the module packs it into the same string as its
+            // neighbours, which partial matching can observe.
+            if folded.ranges().is_empty() {
+                Node::Fail
+            } else {
+                Node::FoldLit(Class::from_unicode(&folded))
             }
         }
     }

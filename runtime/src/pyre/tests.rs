@@ -34,6 +34,13 @@ fn finditer(p: &str, hay: &str) -> Vec<(usize, usize)> {
 }
 
 #[test]
+fn regex_is_shareable() {
+    fn check<T: Clone + std::fmt::Debug + Send + Sync>() {}
+    check::<Regex>();
+    check::<Captures>();
+}
+
+#[test]
 fn template_patterns() {
     let r = re(r"<tool_call>\s*<function=(?P<name>\w+)>");
     let c = r
