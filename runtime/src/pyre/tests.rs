@@ -514,3 +514,82 @@ fn dfa_plan_declines() {
     assert_eq!(plan.branches.len(), 1);
     assert!(plan.branches[0].lookahead);
 }
+
+/// `hit_end == false` promises the result cannot change whatever follows:
+/// check that against every continuation from a small set.
+#[test]
+fn hit_end_is_sound() {
+    let patterns = [
+        r"<tool_call>\s*<function=(?P<name>\w+)>",
+        r"<parameter=(?P<key>\w+)>\s*(?P<value>.*?)\s*</parameter>",
+        r"(?:^|<think>\s*)",
+        r"\n?</response>",
+        r"(?:<\|message_model\|>)?[^<]*<\|content_text\|>",
+        r"(?=<call>)|<end>",
+        r"(?<=^)<t>|(?<=\n)<t>",
+        r"</call>\s*(?:</calls>)?",
+        r"\s*<eot>|\Z",
+        r"$",
+        r"(?<=\])(?=\s*(?:<\|end\|>|$))",
+        r"\[TOOL_CALLS\](?P<name>[^\[]+?)\[ARGS\]",
+        r"a\b|a\B|(?m)b$|c(?!d)|e(?<=e)",
+        r"(a+)+\1|x{2,3}?y",
+    ];
+    let texts = [
+        "",
+        "<",
+        "<tool_call>",
+        "<tool_call>\n<function=f",
+        "<parameter=k> v </param",
+        "<t",
+        "\n<t>",
+        "</call> ",
+        "a",
+        "b",
+        "c",
+        "e",
+        "]",
+        "] <|e",
+        "[TOOL_CALLS]f[AR",
+        "aa",
+        "xx",
+        "x <eot",
+    ];
+    let suffixes = [
+        "",
+        "a",
+        "b",
+        " ",
+        "\n",
+        ">",
+        "d",
+        "<",
+        "</calls>",
+        "<|end|>",
+        "[ARGS]",
+        "y",
+        "</parameter>",
+        "<function=g>",
+    ];
+    for p in patterns {
+        let r = re(p);
+        for t in texts {
+            for start in (0..=t.len()).filter(|&s| t.is_char_boundary(s)) {
+                let a = r.match_at(t, start, false).unwrap();
+                if a.hit_end {
+                    continue;
+                }
+                let base = a.captures.as_ref().map(spans);
+                for suf in suffixes {
+                    let longer = format!("{t}{suf}");
+                    let b = r.match_at(&longer, start, true).unwrap();
+                    assert_eq!(
+                        b.captures.as_ref().map(spans),
+                        base,
+                        "{p:?} on {t:?}+{suf:?} at {start}"
+                    );
+                }
+            }
+        }
+    }
+}
