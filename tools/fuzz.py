@@ -201,6 +201,8 @@ class Raw(Node):
 # ---------------------------------------------------------------------------
 # Random templates
 
+ALL_NAMES = ("name", "n2", "fn", "n3", "n4", "n5", "n6", "n7", "n8")
+
 TAGS = ["t", "think", "tool", "tool_call", "c", "x", "call", "a", "ab"]
 
 
@@ -304,7 +306,7 @@ class TemplateGen:
     def template(self):
         rng = self.rng
         nfields = rng.randint(1, 4)
-        names = ["name", "n2", "fn"]
+        names = ["name", "n2", "fn", "n3", "n4", "n5", "n6", "n7", "n8"]
         fields = {}
         samplers = {}
         used_tags = rng.sample(TAGS, nfields)
@@ -339,7 +341,7 @@ class TemplateGen:
                 f["content"] = kind
             if args is not None:
                 f["content_args"] = args
-            captured = [n for n in ("name", "n2", "fn") if n not in names and f"(?P<{n}>" in json.dumps(f)]
+            captured = [n for n in ALL_NAMES if n not in names and f"(?P<{n}>" in json.dumps(f)]
             r = rng.random()
             if r < 0.3 and kind != "json":
                 f["repeats"] = True
@@ -711,6 +713,7 @@ def main():
                 p, f = [int(x.split()[0]) for x in tally.split(", ")[:2]]
                 passed += p
                 failed += f
+                print(f"seed {seed}: {p} passed, {f} failed", file=sys.stderr, flush=True)
                 if f:
                     print(f"seed {seed}:")
                     print("\n".join(lines[:-1][: 40]))
