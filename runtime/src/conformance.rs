@@ -316,3 +316,48 @@ pub fn compare(case: &Value, result: &Value) -> Vec<String> {
     }
     problems
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &str) -> Value {
+        json_loads(s).unwrap()
+    }
+
+    #[test]
+    fn strict_equality_keeps_numbers_and_bools_apart() {
+        assert!(strict_equal(&v("[1, 1.5, true]"), &v("[1, 1.5, true]")));
+        assert!(!strict_equal(&v("1"), &v("1.0")));
+        assert!(!strict_equal(&v("1"), &v("true")));
+        assert!(strict_equal(
+            &v(r#"{"a": 1, "b": 2}"#),
+            &v(r#"{"b": 2, "a": 1}"#)
+        ));
+    }
+
+    #[test]
+    fn comparison_merges_chunks_and_checks_every_stream() {
+        let case = v(
+            r#"{"id": "x", "chunkings": [["a"], ["a"]], "expected": {"whole": {"initial_events": [],
+            "events": [{"type": "region_chunk", "field": "c", "text": "ab", "dirty": false}], "message": {"c": "ab"}}}}"#,
+        );
+        let good = r#"{"initial_events": [], "events": [{"type": "region_chunk", "field": "c", "text": "a", "dirty": false},
+            {"type": "region_chunk", "field": "c", "text": "b", "dirty": false}], "message": {"c": "ab"}}"#;
+        let result = v(&format!(
+            r#"{{"id": "x", "whole": {good}, "streams": [{good}, {good}]}}"#
+        ));
+        assert!(compare(&case, &result).is_empty());
+        let short = v(&format!(
+            r#"{{"id": "x", "whole": {good}, "streams": [{good}]}}"#
+        ));
+        assert_eq!(
+            compare(&case, &short),
+            vec!["stream #1: missing".to_string()]
+        );
+        let wrong = v(&format!(
+            r#"{{"id": "x", "whole": {good}, "streams": [{good}, {{"error": {{}}, "at": "feed"}}]}}"#
+        ));
+        assert_eq!(compare(&case, &wrong).len(), 1);
+    }
+}

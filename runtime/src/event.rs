@@ -154,3 +154,71 @@ pub fn coalesce<'a>(events: impl IntoIterator<Item = Event<'a>>) -> Vec<OwnedEve
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_of_one_field_and_flag_merge() {
+        let v = Value::Int(1);
+        let events = [
+            Event::RegionOpen { field: "a" },
+            Event::RegionChunk {
+                field: "a",
+                text: "x",
+                dirty: false,
+            },
+            Event::RegionChunk {
+                field: "a",
+                text: "y",
+                dirty: false,
+            },
+            Event::RegionChunk {
+                field: "a",
+                text: "z",
+                dirty: true,
+            },
+            Event::RegionClose {
+                field: "a",
+                value: &v,
+            },
+        ];
+        let merged = coalesce(events);
+        assert_eq!(merged.len(), 4);
+        assert_eq!(
+            merged[1],
+            OwnedEvent::RegionChunk {
+                field: "a".into(),
+                text: "xy".into(),
+                dirty: false
+            }
+        );
+    }
+
+    #[test]
+    fn events_serialise_like_the_reference() {
+        let v = Value::Float(f64::NAN);
+        let mut s = String::new();
+        Event::RegionClose {
+            field: "n",
+            value: &v,
+        }
+        .write_json(&mut s, NonFinite::Tagged);
+        assert_eq!(
+            s,
+            r#"{"type": "region_close", "field": "n", "value": {"$float": "nan"}}"#
+        );
+        s.clear();
+        Event::RegionChunk {
+            field: "t",
+            text: "a\"b\n",
+            dirty: true,
+        }
+        .write_json(&mut s, NonFinite::Python);
+        assert_eq!(
+            s,
+            r#"{"type": "region_chunk", "field": "t", "text": "a\"b\n", "dirty": true}"#
+        );
+    }
+}

@@ -215,3 +215,40 @@ impl Delimiter {
         matches!(self.matcher, Matcher::Dfa(_))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals_are_escaped_and_joined_longest_first() {
+        let mut t = Trackers::default();
+        let d = Delimiter::from_literals(vec!["a.b".into(), "a.b|c".into()], &mut t).unwrap();
+        assert_eq!(d.regex.pattern(), r"a\.b\|c|a\.b");
+        assert!(d.ref_can_grow, "one literal extends the other");
+        let d = Delimiter::from_literals(vec!["<x>".into()], &mut t).unwrap();
+        assert!(!d.ref_can_grow);
+        assert!(d.is_dfa());
+        assert_eq!(d.first_bytes.iter().filter(|b| **b).count(), 1);
+    }
+
+    #[test]
+    fn lookbehinds_become_shared_guards() {
+        let mut t = Trackers::default();
+        let a = Delimiter::from_pattern(r"(?<=\n)<t>|<u>", &mut t).unwrap();
+        let b = Delimiter::from_pattern(r"(?<=\n)<v>", &mut t).unwrap();
+        assert!(a.is_dfa() && b.is_dfa());
+        assert_eq!(t.tables.len(), 1, "the same lookbehind is tracked once");
+        assert!(a.needs_history);
+    }
+
+    #[test]
+    fn constructs_without_a_dfa_take_the_backtracking_path() {
+        let mut t = Trackers::default();
+        for p in [r"(a)\1", r"a(?!b)", r"\bword", r"(?>a+)b"] {
+            let d = Delimiter::from_pattern(p, &mut t).unwrap();
+            assert!(!d.is_dfa(), "{p}");
+            assert!(d.needs_history, "{p}");
+        }
+    }
+}

@@ -569,3 +569,116 @@ fn skip(ws: &WatchSet, bytes: &[u8], base: usize, i: usize) -> usize {
         None => base + bytes.len(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::delimiter::{Delimiter, Trackers};
+
+    struct NoGuards;
+    impl Guards for NoGuards {
+        fn holds(&self, _: u16, _: usize) -> bool {
+            false
+        }
+    }
+
+    /// Watches `delims` (all as opens of fields 0, 1, ...) and returns the
+    /// decision after reading `text` (and the end of input with `eos`).
+    fn decide(delims: &[Delimiter], text: &str, eos: bool) -> Decision {
+        let entries = (0..delims.len())
+            .map(|i| Watch {
+                delim: i as u16,
+                kind: Kind::Open,
+                field: i as u16,
+                name_rank: i as u16,
+            })
+            .collect();
+        let ws = WatchSet::new(entries, delims);
+        let mut scan = StreamScan::default();
+        scan.reset(&ws, 0);
+        let hay = Hay { text, base: 0 };
+        scan.advance(&ws, delims, &hay, &NoGuards, eos);
+        scan.decide(&ws, delims, &hay, eos)
+            .expect("no budget trouble")
+    }
+
+    fn lit(s: &[&str]) -> Delimiter {
+        Delimiter::from_literals(
+            s.iter().map(|x| x.to_string()).collect(),
+            &mut Trackers::default(),
+        )
+        .unwrap()
+    }
+
+    fn pat(p: &str) -> Delimiter {
+        Delimiter::from_pattern(p, &mut Trackers::default()).unwrap()
+    }
+
+    fn commit(entry: usize, start: usize, end: usize) -> Decision {
+        Decision::Commit {
+            entry,
+            start,
+            end,
+            captures: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn text_before_a_possible_delimiter_is_released() {
+        assert_eq!(
+            decide(&[lit(&["<think>"])], "hello <thi", false),
+            Decision::Hold(6)
+        );
+        assert_eq!(
+            decide(&[lit(&["<think>"])], "hello <tx", false),
+            Decision::Hold(9)
+        );
+        assert_eq!(
+            decide(&[lit(&["<think>"])], "hello <think>", false),
+            commit(0, 6, 13)
+        );
+    }
+
+    #[test]
+    fn leftmost_then_longest_then_entry_order() {
+        let d = [lit(&["<x"]), lit(&["<xy"])];
+        assert_eq!(decide(&d, "a<xy!", false), commit(1, 1, 4));
+        assert_eq!(decide(&d, "a<x!", false), commit(0, 1, 3));
+        // "<x" is complete but "<xy" could still match at the same start.
+        assert_eq!(decide(&d, "a<x", false), Decision::Hold(1));
+        assert_eq!(decide(&d, "a<x", true), commit(0, 1, 3));
+    }
+
+    #[test]
+    fn an_optional_tail_holds_until_settled() {
+        let d = [pat(r"</c>\s*(?:</cs>)?")];
+        assert_eq!(decide(&d, "x</c>\n</c", false), Decision::Hold(1));
+        assert_eq!(decide(&d, "x</c>\n</cs>", false), commit(0, 1, 11));
+        assert_eq!(decide(&d, "x</c>\n</cx", false), commit(0, 1, 6));
+        assert_eq!(decide(&d, "x</c>\n</c", true), commit(0, 1, 6));
+    }
+
+    #[test]
+    fn a_trailing_lookahead_commits_its_real_end() {
+        let d = [pat("(?=<call>)|<end>")];
+        assert_eq!(decide(&d, "ab<ca", false), Decision::Hold(2));
+        assert_eq!(decide(&d, "ab<call>", false), commit(0, 2, 2));
+    }
+
+    #[test]
+    fn end_of_text_assertions_wait_for_the_end() {
+        let d = [pat(r"\Z")];
+        assert_eq!(decide(&d, "abc", false), Decision::Hold(3));
+        assert_eq!(decide(&d, "abc", true), commit(0, 3, 3));
+    }
+
+    #[test]
+    fn backtracking_delimiters_settle_starts_once() {
+        // A backreference has no DFA: the backtracking path finds it.
+        let d = pat(r"<(\w)>.*?</\1>");
+        assert!(!d.is_dfa());
+        let ds = [d];
+        assert_eq!(decide(&ds, "x<a> </b>", false), Decision::Hold(1));
+        assert_eq!(decide(&ds, "x<a> </b></a>!", false), commit(0, 1, 13));
+    }
+}

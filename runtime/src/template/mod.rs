@@ -653,3 +653,81 @@ pub fn snippet(text: &str, location: &Location) -> String {
     let caret: String = " ".repeat(location.column.saturating_sub(1)) + "^";
     format!("{line}\n{caret}")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> TemplateError {
+        Template::from_json(text).expect_err("the template is broken")
+    }
+
+    #[test]
+    fn errors_name_the_rule_the_path_and_the_place() {
+        let e = err("{\n  \"start_anchor\": \"<a>\",\n  \"fields\": {\"x\": {\"open\": []}}\n}");
+        assert_eq!(e.rule, Rule::EmptyLiteralList);
+        assert_eq!(e.path, "fields.x.open");
+        assert_eq!(e.location.map(|l| (l.line, l.column)), Some((3, 28)));
+
+        let e = err(r#"{"start_anchor": "<a>", "fields": {"x": {"open": ["a", 1]}}}"#);
+        assert_eq!(
+            (e.rule, e.path.as_str()),
+            (Rule::LiteralType, "fields.x.open[1]")
+        );
+
+        let e = err(r#"{"fields": {"x": {"open": "a"}}}"#);
+        assert_eq!(e.rule, Rule::NoStartAnchor);
+
+        let e = err(r#"{"start_anchor": "a", "fields": {"x": {}, "y": {}}}"#);
+        assert_eq!(
+            (e.rule, e.path.as_str()),
+            (Rule::SeveralImplicitFields, "fields.y")
+        );
+
+        let e = err(r#"{"start_anchor": "a", "fields": {"x": {"open_pattern": "(?P<n>a)"}}}"#);
+        assert_eq!(e.rule, Rule::NamedGroupsWithoutTransform);
+
+        let e = err(
+            r#"{"start_anchor": "a", "fields": {"x": {"open": "a", "transform": "pre {content}"}}}"#,
+        );
+        assert_eq!(e.rule, Rule::MixedPlaceholder);
+
+        let e = err("{\"start_anchor\": ");
+        assert_eq!(e.rule, Rule::Json);
+        assert!(e.location.is_some());
+    }
+
+    #[test]
+    fn python_semantics_of_template_values() {
+        // Version 1 is also 1.0 and true (Python's `!=`); `repeats` is truthy.
+        for version in ["1", "1.0", "true"] {
+            let t = Template::from_json(&format!(
+                r#"{{"version": {version}, "start_anchor": "a", "fields": {{"x": {{"open": "<", "repeats": "yes"}}}}}}"#
+            ))
+            .unwrap();
+            assert!(t.fields()[0].repeats);
+        }
+        assert_eq!(
+            err(r#"{"version": 2, "start_anchor": "a", "fields": {"x": {}}}"#).rule,
+            Rule::Version
+        );
+        // Repeated keys: the last wins, as in Python's json.
+        let t = Template::from_json(
+            r#"{"start_anchor": "a", "fields": {"x": {"open": 5, "open": "<"}}}"#,
+        )
+        .unwrap();
+        assert_eq!(t.fields()[0].name, "x");
+    }
+
+    #[test]
+    fn a_tokenizer_config_holds_the_template() {
+        let t = Template::from_json(
+            r#"{"model_max_length": 8, "response_template": {"start_anchor": "a", "fields": {"c": {}}}}"#,
+        )
+        .unwrap();
+        assert_eq!(t.implicit_field().map(|f| f.name.as_str()), Some("c"));
+        let e =
+            err(r#"{"response_template": {"start_anchor": "a", "fields": {"c": {"open": ""}}}}"#);
+        assert_eq!(e.path, "response_template.fields.c.open");
+    }
+}
