@@ -51,6 +51,8 @@ def main():
     ]:
         r = regex.compile(pat)
         emit_ranges(name, doc, ranges(lambda c: r.match(c) is not None))
+    emit_ranges("PY_NON_PRINTABLE", "Characters for which CPython's `str.isprintable()` is false (surrogates excluded): `repr()` escapes them.",
+                ranges(lambda c: not c.isprintable()))
     emit_ranges("PY_SPACE", "Characters for which CPython's `str.isspace()` is true (what `str.strip()` removes).",
                 ranges(str.isspace))
     # Decimal digits as runs: (first char, last char, value of first char).

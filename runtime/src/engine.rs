@@ -605,6 +605,17 @@ impl<'t> Parser<'t> {
         });
     }
 
+    /// An error about the current region's value, carrying its raw text.
+    fn field_error(&self, name: &str, message: String) -> ParseError {
+        ParseError {
+            kind: ParseErrorKind::Field,
+            field: Some(name.to_owned()),
+            offset: self.body_start,
+            raw: self.body.clone(),
+            message,
+        }
+    }
+
     fn reset_to_implicit(&mut self) {
         self.current = self.t.implicit;
         self.captures.clear();
@@ -627,26 +638,17 @@ impl<'t> Parser<'t> {
             &field.name,
             self.tools.as_ref(),
         )
-        .map_err(|e| ParseError {
-            kind: ParseErrorKind::Field,
-            field: Some(field.name.clone()),
-            offset: self.body_start,
-            raw: self.body.clone(),
-            message: e.to_string(),
-        })?;
+        .map_err(|e| self.field_error(&field.name, e.to_string()))?;
         if let Some(sep) = &field.join {
             let Value::Str(piece) = &value else {
-                return Err(ParseError {
-                    kind: ParseErrorKind::Field,
-                    field: Some(field.name.clone()),
-                    offset: self.body_start,
-                    raw: self.body.clone(),
-                    message: format!(
+                return Err(self.field_error(
+                    &field.name,
+                    format!(
                         "Field '{}': 'join' requires each match to parse to a string, got {}.",
                         field.name,
                         value.type_name()
                     ),
-                });
+                ));
             };
             let joined = match self.output.get(&field.name) {
                 // Python's `previous is None` test: a default of `null` counts
@@ -655,17 +657,14 @@ impl<'t> Parser<'t> {
                 None | Some(Value::Null) => piece.clone(),
                 Some(Value::Str(prev)) => format!("{prev}{sep}{piece}"),
                 Some(other) => {
-                    return Err(ParseError {
-                        kind: ParseErrorKind::Field,
-                        field: Some(field.name.clone()),
-                        offset: self.body_start,
-                        raw: self.body.clone(),
-                        message: format!(
+                    return Err(self.field_error(
+                        &field.name,
+                        format!(
                             "can only concatenate str (not \"{}\") to str in field '{}'",
                             other.type_name(),
                             field.name
                         ),
-                    });
+                    ));
                 }
             };
             self.output.insert(field.name.clone(), Value::Str(joined));
@@ -677,16 +676,9 @@ impl<'t> Parser<'t> {
                         .insert(field.name.clone(), Value::List(vec![value.clone()]));
                 }
                 Some(other) => {
-                    return Err(ParseError {
-                        kind: ParseErrorKind::Field,
-                        field: Some(field.name.clone()),
-                        offset: self.body_start,
-                        raw: self.body.clone(),
-                        message: format!(
-                            "'{}' object has no attribute 'append'",
-                            other.type_name()
-                        ),
-                    });
+                    let message =
+                        format!("'{}' object has no attribute 'append'", other.type_name());
+                    return Err(self.field_error(&field.name, message));
                 }
             }
         } else {

@@ -11,7 +11,6 @@
 mod json;
 mod num;
 mod repr;
-mod tables;
 
 use crate::Value;
 use crate::unicode_tables::{PY_SPACE, in_ranges};

@@ -1,8 +1,8 @@
 //! Python's `repr()`, which the reference's error messages embed (`{text!r}`,
 //! `%R`), so that retort's messages read exactly like the reference's.
 
-use super::tables::NON_PRINTABLE;
 use crate::Value;
+use crate::unicode_tables::PY_NON_PRINTABLE as NON_PRINTABLE;
 use crate::unicode_tables::in_ranges;
 use crate::value::python_float_repr;
 use std::fmt::Write as _;

@@ -59,17 +59,7 @@ impl Class {
         if u < 128 {
             return self.ascii[(u / 64) as usize] & (1 << (u % 64)) != 0;
         }
-        self.ranges
-            .binary_search_by(|&(lo, hi)| {
-                if hi < c {
-                    std::cmp::Ordering::Less
-                } else if lo > c {
-                    std::cmp::Ordering::Greater
-                } else {
-                    std::cmp::Ordering::Equal
-                }
-            })
-            .is_ok()
+        crate::unicode_tables::in_ranges(&self.ranges, c)
     }
 
     /// The ranges, sorted.
