@@ -150,8 +150,8 @@ enum Input<'a> {
     None,
 }
 
-/// The names the reference's `CONTENT_PARSERS` knows.
-const PARSER_NAMES: [&str; 7] = [
+/// The names the reference's `CONTENT_PARSERS` knows, in its order.
+pub const PARSER_NAMES: [&str; 7] = [
     "text",
     "int",
     "float",

@@ -302,14 +302,16 @@ impl<'p, 'h> Vm<'p, 'h> {
                 return Outcome::Budget;
             }
             let ok = match &insts[pc as usize] {
-                Inst::Char { c, rev } => {
+                // One character forwards (or backwards, in a lookbehind):
+                // the three instructions differ only in what they accept.
+                inst @ (Inst::Char { rev, .. } | Inst::Class { rev, .. } | Inst::Any { rev }) => {
                     let ch = if *rev {
                         self.prev_char(pos)
                     } else {
                         self.next_char(pos)
                     };
                     match ch {
-                        Some(ch) if ch == *c => {
+                        Some(ch) if accepts(prog, inst, ch) => {
                             pos = if *rev {
                                 pos - ch.len_utf8()
                             } else {
@@ -318,55 +320,6 @@ impl<'p, 'h> Vm<'p, 'h> {
                             true
                         }
                         Some(_) => false,
-                        None if *rev => false,
-                        None => {
-                            if let Some(o) = self.at_end() {
-                                return o;
-                            }
-                            false
-                        }
-                    }
-                }
-                Inst::Class { class, rev, .. } => {
-                    let ch = if *rev {
-                        self.prev_char(pos)
-                    } else {
-                        self.next_char(pos)
-                    };
-                    match ch {
-                        Some(ch) if prog.classes[*class as usize].contains(ch) => {
-                            pos = if *rev {
-                                pos - ch.len_utf8()
-                            } else {
-                                pos + ch.len_utf8()
-                            };
-                            true
-                        }
-                        Some(_) => false,
-                        None if *rev => false,
-                        None => {
-                            if let Some(o) = self.at_end() {
-                                return o;
-                            }
-                            false
-                        }
-                    }
-                }
-                Inst::Any { rev } => {
-                    let ch = if *rev {
-                        self.prev_char(pos)
-                    } else {
-                        self.next_char(pos)
-                    };
-                    match ch {
-                        Some(ch) => {
-                            pos = if *rev {
-                                pos - ch.len_utf8()
-                            } else {
-                                pos + ch.len_utf8()
-                            };
-                            true
-                        }
                         None if *rev => false,
                         None => {
                             if let Some(o) = self.at_end() {
@@ -1239,5 +1192,16 @@ impl<'p, 'h> Vm<'p, 'h> {
             }
             Ok(Some(p))
         }
+    }
+}
+
+/// Whether a character-reading instruction accepts `ch`.
+#[inline(always)]
+fn accepts(prog: &Program, inst: &Inst, ch: char) -> bool {
+    match inst {
+        Inst::Char { c, .. } => *c == ch,
+        Inst::Class { class, .. } => prog.classes[*class as usize].contains(ch),
+        Inst::Any { .. } => true,
+        _ => false,
     }
 }

@@ -14,7 +14,7 @@
 pub mod error;
 pub mod locate;
 
-use crate::content::ContentSpec;
+use crate::content::{ContentSpec, PARSER_NAMES};
 use crate::py::{JsonError, json_loads, truthy};
 use crate::scan::delimiter::{Delimiter, Trackers};
 use crate::scan::stream::{Kind, Watch, WatchSet};
@@ -129,15 +129,6 @@ const FIELD_KEYS: [&str; 11] = [
     "optional",
     "transform",
     "transform_each",
-];
-const CONTENT_PARSERS: [&str; 7] = [
-    "bool",
-    "float",
-    "int",
-    "json",
-    "kv-lines",
-    "text",
-    "xml-inline",
 ];
 
 impl Template {
@@ -419,7 +410,7 @@ fn build_field(
     }
     let content = match field.get("content") {
         None => "text",
-        Some(Value::Str(s)) if CONTENT_PARSERS.contains(&s.as_str()) => s.as_str(),
+        Some(Value::Str(s)) if PARSER_NAMES.contains(&s.as_str()) => s.as_str(),
         Some(other) => {
             let shown = match other {
                 Value::Str(s) => s.clone(),
@@ -430,7 +421,12 @@ fn build_field(
                 &key(path, "content"),
                 format!(
                     "{scope}: unknown content parser '{shown}'. Available: {}",
-                    py_list(&CONTENT_PARSERS)
+                    {
+                        // The reference lists them `sorted`.
+                        let mut names = PARSER_NAMES;
+                        names.sort_unstable();
+                        py_list(&names)
+                    }
                 ),
             ));
         }
