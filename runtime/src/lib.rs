@@ -53,6 +53,9 @@
 
 pub mod conformance;
 pub mod content;
+#[cfg(feature = "codegen")]
+#[doc(hidden)]
+pub mod emit;
 pub mod engine;
 pub mod event;
 pub mod py;
