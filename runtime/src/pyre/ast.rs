@@ -8,8 +8,9 @@
 use super::class::Class;
 
 /// A zero-width test of the position.
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Assertion {
+pub enum Assertion {
     /// `^` without `(?m)`, `\A`: offset 0 of the haystack.
     Start,
     /// `^` under `(?m)`: offset 0 or just after a `\n`.
@@ -33,8 +34,9 @@ pub(crate) enum Assertion {
 }
 
 /// How a backreference compares characters.
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Fold {
+pub enum Fold {
     /// Exact comparison.
     None,
     /// Simple Unicode case folding (`(?i)`).

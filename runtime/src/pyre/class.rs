@@ -8,13 +8,21 @@
 
 use crate::unicode_tables::{REGEX_DIGIT, REGEX_SPACE, REGEX_WORD};
 use regex_syntax::hir::{ClassUnicode, ClassUnicodeRange};
+use std::borrow::Cow;
 
 /// A set of characters: sorted, disjoint, non-adjacent ranges, plus an ASCII
 /// bitmap so the common case is one load.
+///
+/// Public (hidden) only so that generated code can write a compiled
+/// [`super::Program`] as a `static`; build it with [`Class::from_unicode`].
+#[doc(hidden)]
 #[derive(Clone, PartialEq, Eq)]
-pub(crate) struct Class {
-    ranges: Box<[(char, char)]>,
-    ascii: [u64; 2],
+pub struct Class {
+    /// The members: sorted, disjoint, non-adjacent inclusive ranges.
+    pub ranges: Cow<'static, [(char, char)]>,
+    /// The ASCII members: bit `c % 64` of word `c / 64`; must agree with
+    /// `ranges`.
+    pub ascii: [u64; 2],
 }
 
 impl std::fmt::Debug for Class {
@@ -37,8 +45,7 @@ impl std::fmt::Debug for Class {
 impl Class {
     /// The class of exactly the characters of `cls`.
     pub(crate) fn from_unicode(cls: &ClassUnicode) -> Class {
-        let ranges: Box<[(char, char)]> =
-            cls.ranges().iter().map(|r| (r.start(), r.end())).collect();
+        let ranges: Vec<(char, char)> = cls.ranges().iter().map(|r| (r.start(), r.end())).collect();
         let mut ascii = [0u64; 2];
         for &(a, b) in ranges.iter() {
             let (a, b) = (a as u32, b as u32);
@@ -49,7 +56,10 @@ impl Class {
                 ascii[(c / 64) as usize] |= 1 << (c % 64);
             }
         }
-        Class { ranges, ascii }
+        Class {
+            ranges: Cow::Owned(ranges),
+            ascii,
+        }
     }
 
     /// Whether `c` is in the set.
@@ -78,7 +88,7 @@ impl Class {
 
     /// The only member, if the set has exactly one.
     pub(crate) fn single(&self) -> Option<char> {
-        match *self.ranges {
+        match *self.ranges() {
             [(a, b)] if a == b => Some(a),
             _ => None,
         }

@@ -11,11 +11,13 @@ use super::RegexError;
 use super::ast::{Assertion, Fold, Node};
 use super::class::Class;
 use regex_syntax::hir::{ClassUnicode, ClassUnicodeRange};
+use std::borrow::Cow;
 
 /// One instruction. Consuming instructions carry `rev` (run right to left,
 /// inside a lookbehind).
+#[doc(hidden)]
 #[derive(Clone, Debug)]
-pub(crate) enum Inst {
+pub enum Inst {
     /// Consume exactly this character.
     Char { c: char, rev: bool },
     /// Consume one character of the class.
@@ -92,8 +94,9 @@ pub(crate) enum Inst {
 }
 
 /// What a class instruction stands for, in the module's terms.
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum ClassKind {
+pub enum ClassKind {
     /// A set, a property or `.`.
     Set,
     /// A case-insensitive literal (part of a literal string).
@@ -103,8 +106,9 @@ pub(crate) enum ClassKind {
 }
 
 /// The character test repeated by [`Inst::LazyOne`].
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum One {
+pub enum One {
     /// Exactly this character.
     Char(char),
     /// A character of the class.
@@ -123,8 +127,9 @@ pub(crate) enum One {
 /// at the very end of the text, a body that would read past the end is
 /// simply not tried. This only changes which groups a partial match reports
 /// (and, rarely, whether a partial match is found at a given start).
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Peek {
+pub enum Peek {
     /// An ordinary choice point.
     None,
     /// The start of a repeat.
@@ -134,34 +139,49 @@ pub(crate) enum Peek {
 }
 
 /// A compiled pattern.
+///
+/// Every table is a `Cow<'static, _>` (or inline), so a program can also be
+/// written as a `static` by generated code (see `Regex::from_static`); the
+/// matcher reads them in place either way. Public (hidden) only for that
+/// generated code.
+#[doc(hidden)]
 #[derive(Clone, Debug)]
-pub(crate) struct Program {
-    pub(crate) insts: Vec<Inst>,
-    pub(crate) classes: Vec<Class>,
+pub struct Program {
+    /// The instructions; execution starts at 0.
+    pub insts: Cow<'static, [Inst]>,
+    /// The classes [`Inst::Class`] and [`One::Class`] refer to by index.
+    pub classes: Cow<'static, [Class]>,
     /// Capture groups including group 0.
-    pub(crate) groups: usize,
+    pub groups: usize,
     /// Loop registers.
-    pub(crate) regs: usize,
+    pub regs: usize,
     /// Failure-memo slots.
-    pub(crate) memo_slots: usize,
+    pub memo_slots: usize,
     /// For each instruction, whether it is a literal that the module packs
     /// into one string with the next instruction.
-    pub(crate) joined: Vec<bool>,
+    pub joined: Cow<'static, [bool]>,
     /// For each memo slot, the registers of the loops around it (part of
     /// its memo key).
-    pub(crate) memo_regs: Vec<Box<[u32]>>,
+    pub memo_regs: Cow<'static, [Cow<'static, [u32]>]>,
     /// Groups read by backreferences: whether the rest of the pattern can
     /// match depends on their spans, so the memo records them too.
-    pub(crate) backref_groups: Vec<u32>,
-    /// Bytes that can start a match, or `None` if any position can.
-    pub(crate) first_bytes: Option<Box<[bool; 256]>>,
+    pub backref_groups: Cow<'static, [u32]>,
+    /// Bytes that can start a match (bit `b % 64` of word `b / 64`, see
+    /// [`in_byte_set`]), or `None` if any position can.
+    pub first_bytes: Option<[u64; 4]>,
     /// Whether the pattern can only match at offset 0 (`^`/`\A` first).
-    pub(crate) anchored_start: bool,
+    pub anchored_start: bool,
     /// How the `regex` module's search loop finds candidate starts in
     /// partial mode (see [`StartScan`]).
-    pub(crate) start: StartScan,
+    pub start: StartScan,
     /// The module's "required string" (see [`Required`]).
-    pub(crate) required: Option<Required>,
+    pub required: Option<Required>,
+}
+
+/// Whether `b` is in a byte set such as [`Program::first_bytes`].
+#[inline]
+pub(crate) fn in_byte_set(set: &[u64; 4], b: u8) -> bool {
+    set[(b >> 6) as usize] >> (b & 63) & 1 != 0
 }
 
 /// The literal string every match must contain, as the `regex` module
@@ -169,13 +189,14 @@ pub(crate) struct Program {
 /// and jumps ahead to `offset` characters before it. In partial mode a
 /// string that is not found in full still moves the search to where a
 /// prefix of it runs to the end (or to the end).
+#[doc(hidden)]
 #[derive(Clone, Debug)]
-pub(crate) struct Required {
+pub struct Required {
     /// Characters from the start of a match to the string, when fixed
     /// (the module's `req_offset`; `None` for its -1).
-    pub(crate) offset: Option<usize>,
+    pub offset: Option<usize>,
     /// The string, one class per character.
-    pub(crate) string: Vec<Class>,
+    pub string: Cow<'static, [Class]>,
 }
 
 /// The `regex` module's search scan for where a match could start
@@ -183,8 +204,9 @@ pub(crate) struct Required {
 /// for complete matching, but in partial mode it decides which starts are
 /// tried at all, and it reports a partial match (with no groups) when the
 /// scan runs off the end of the text.
+#[doc(hidden)]
 #[derive(Clone, Debug)]
-pub(crate) enum StartScan {
+pub enum StartScan {
     /// Every position is tried; nothing is reported at the end.
     None,
     /// Positions where a character of the class is next. `width`: the test
@@ -223,7 +245,7 @@ struct Compiler {
     /// The register loops enclosing the code being emitted: what their
     /// bodies do depends on the registers, so memo keys include them.
     reg_stack: Vec<u32>,
-    memo_regs: Vec<Box<[u32]>>,
+    memo_regs: Vec<Cow<'static, [u32]>>,
     joined: Vec<bool>,
 }
 
@@ -248,20 +270,20 @@ pub(crate) fn compile(node: &Node, groups: usize) -> Result<Program, RegexError>
     c.joined.resize(c.insts.len(), false);
     c.link_lazy_tails();
     let (first_bytes, nullable) = first_bytes(node);
+    let mut first_set = [0u64; 4];
+    for (b, _) in first_bytes.iter().enumerate().filter(|(_, on)| **on) {
+        first_set[b / 64] |= 1 << (b % 64);
+    }
     Ok(Program {
-        insts: c.insts,
-        classes: c.classes,
+        insts: Cow::Owned(c.insts),
+        classes: Cow::Owned(c.classes),
         groups: groups + 1,
         regs: c.regs as usize,
         memo_slots: c.memo_slots as usize,
-        memo_regs: c.memo_regs,
-        joined: c.joined,
-        backref_groups,
-        first_bytes: if nullable {
-            None
-        } else {
-            Some(Box::new(first_bytes))
-        },
+        memo_regs: Cow::Owned(c.memo_regs),
+        joined: Cow::Owned(c.joined),
+        backref_groups: Cow::Owned(backref_groups),
+        first_bytes: (!nullable).then_some(first_set),
         anchored_start: anchored_start(node),
         start: start_scan(node),
         required: required_string(node),
@@ -291,8 +313,7 @@ impl Compiler {
     fn split(&mut self, first: u32, second: u32) -> Result<u32, RegexError> {
         let memo = if self.memo {
             self.memo_slots += 1;
-            self.memo_regs
-                .push(self.reg_stack.clone().into_boxed_slice());
+            self.memo_regs.push(Cow::Owned(self.reg_stack.clone()));
             Some(self.memo_slots - 1)
         } else {
             None
@@ -588,7 +609,7 @@ impl Compiler {
             };
             let memo = if self.memo && self.reg_stack.is_empty() && rest.is_none() {
                 self.memo_slots += 1;
-                self.memo_regs.push(Box::new([]));
+                self.memo_regs.push(Cow::Borrowed(&[]));
                 Some(self.memo_slots - 1)
             } else {
                 None
@@ -854,7 +875,10 @@ fn required_string(node: &Node) -> Option<Required> {
     let (offset, string) = required_in(node);
     let string = string?;
     let offset = (offset < UNLIMITED_WIDTH).then_some(offset as usize);
-    Some(Required { offset, string })
+    Some(Required {
+        offset,
+        string: Cow::Owned(string),
+    })
 }
 
 /// The module's `has_simple_start`: the pattern begins with a character

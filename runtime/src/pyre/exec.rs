@@ -295,7 +295,7 @@ impl<'p, 'h> Vm<'p, 'h> {
 
     fn exec(&mut self, mut pc: u32, mut pos: usize) -> Outcome {
         let prog: &'p Program = self.prog;
-        let insts = &prog.insts;
+        let insts: &'p [Inst] = &prog.insts;
         loop {
             self.steps += 1;
             if self.steps > STEP_BUDGET {
@@ -703,7 +703,7 @@ impl<'p, 'h> Vm<'p, 'h> {
         while p <= end {
             let mut q = p;
             let mut full = true;
-            for class in &req.string {
+            for class in req.string.iter() {
                 match self.next_char(q) {
                     None => {
                         full = false;

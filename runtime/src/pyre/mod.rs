@@ -49,12 +49,24 @@ mod ast;
 mod class;
 mod compile;
 mod dfa;
+#[cfg(feature = "codegen")]
+mod emit;
 mod exec;
 mod parse;
 #[cfg(test)]
 mod tests;
 
+// The compiled form, for generated code that writes a `Program` as a
+// `static` (see `Regex::from_static`); not a stable API.
+#[doc(hidden)]
+pub use ast::{Assertion, Fold};
+#[doc(hidden)]
+pub use class::Class;
+#[doc(hidden)]
+pub use compile::{ClassKind, Inst, One, Peek, Program, Required, StartScan};
+
 use exec::{Mode, Outcome, Scan, Vm};
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -69,8 +81,10 @@ struct Inner {
     pattern: String,
     names: Vec<(String, usize)>,
     groups: usize,
-    node: ast::Node,
-    prog: compile::Program,
+    /// The pattern tree, for [`Regex::dfa_plan`]; `None` for a regex built
+    /// from a precompiled program ([`Regex::from_static`]).
+    node: Option<ast::Node>,
+    prog: Cow<'static, Program>,
 }
 
 /// Why a pattern does not compile.
@@ -192,10 +206,39 @@ impl Regex {
                 pattern: pattern.to_owned(),
                 names: parsed.names,
                 groups: parsed.group_count,
-                node: parsed.node,
-                prog,
+                node: Some(parsed.node),
+                prog: Cow::Owned(prog),
             }),
         })
+    }
+
+    /// A regex running a program compiled ahead of time (by generated code
+    /// that wrote [`Regex::program`] of `Regex::new(pattern)` as a
+    /// `static`): nothing is parsed or compiled. `names` and `groups` are
+    /// those of the original ([`Regex::group_names`],
+    /// [`Regex::group_count`]). Such a regex has no [`Regex::dfa_plan`].
+    #[doc(hidden)]
+    pub fn from_static(
+        pattern: &str,
+        names: &[(&str, usize)],
+        groups: usize,
+        prog: &'static Program,
+    ) -> Regex {
+        Regex {
+            inner: Arc::new(Inner {
+                pattern: pattern.to_owned(),
+                names: names.iter().map(|&(n, i)| (n.to_owned(), i)).collect(),
+                groups,
+                node: None,
+                prog: Cow::Borrowed(prog),
+            }),
+        }
+    }
+
+    /// The compiled program (for writing it out ahead of time).
+    #[doc(hidden)]
+    pub fn program(&self) -> &Program {
+        &self.inner.prog
     }
 
     /// The pattern as written.
@@ -263,7 +306,7 @@ impl Regex {
                 return Ok(None);
             }
             let candidate = match &prog.first_bytes {
-                Some(fb) => s < bytes.len() && fb[bytes[s] as usize],
+                Some(fb) => s < bytes.len() && compile::in_byte_set(fb, bytes[s]),
                 None => true,
             };
             if candidate {
@@ -278,7 +321,10 @@ impl Regex {
             }
             s = match &prog.first_bytes {
                 // Skip ahead to the next byte that can start a match.
-                Some(fb) => match bytes[s + 1..].iter().position(|&b| fb[b as usize]) {
+                Some(fb) => match bytes[s + 1..]
+                    .iter()
+                    .position(|&b| compile::in_byte_set(fb, b))
+                {
                     Some(i) => s + 1 + i,
                     None => return Ok(None),
                 },
@@ -488,7 +534,16 @@ impl Regex {
     }
 
     /// The DFA plan (see [`DfaPlan`]), or why there is none.
+    ///
+    /// A regex built by [`Regex::from_static`] has no pattern tree and
+    /// always gives `Err` (the plan is made when the template is compiled).
     pub fn dfa_plan(&self) -> Result<DfaPlan, Unsupported> {
-        dfa::plan(&self.inner.node)
+        match &self.inner.node {
+            Some(node) => dfa::plan(node),
+            None => Err(Unsupported {
+                construct: "no DFA plan for a precompiled regex (Regex::from_static)".to_owned(),
+                offset: 0,
+            }),
+        }
     }
 }

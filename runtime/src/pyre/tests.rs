@@ -593,3 +593,354 @@ fn hit_end_is_sound() {
         }
     }
 }
+
+/// Patterns covering every kind of instruction, class and scan: literals,
+/// classes (Unicode, case-insensitive, negated), lazy/greedy/possessive and
+/// counted repeats (unrolled and looped), lookarounds, backreferences,
+/// atomic groups, anchors and named groups.
+const STATIC_PATTERNS: &[&str] = &[
+    "abc",
+    "a.c",
+    "[a-z]+",
+    r"[^\[]+?",
+    r"\w+",
+    r"\d{2,4}\s*\S",
+    "(?i)straße",
+    "(?i)[a-zé]+x",
+    r"(?ia)k\w",
+    r"\p{Greek}+",
+    r"\p{Lu}\w*",
+    "a*?b",
+    "a+?",
+    "x*+y",
+    "a{2,5}",
+    "(ab){3}",
+    "(?:ab){2,}?c",
+    "(?:ab|cd){1100}",
+    "(?:a|bc)*d",
+    "(a|b)?c",
+    r"(?<=[{,])(\w+):",
+    "(?<!a)b",
+    "(?<=ab+)c",
+    "foo(?=bar)",
+    "foo(?!bar)",
+    r"(\w)\1",
+    r"(?i)(\w+) \1",
+    r"(a)(?<=\1b)",
+    "(?>a+)b",
+    "a++b",
+    "^abc$",
+    r"(?m)^x$",
+    r"\bword\b",
+    r"(?a)\w+\B",
+    r"\mfoo\M",
+    r"\Aa\Z",
+    r"\Gx",
+    "(*FAIL)|z",
+    r"(?P<key>\w+)=(?P<value>[^;]*)",
+    r"<tool_call>\s*<function=(?P<name>\w+)>",
+    r"\[TOOL_CALLS\](?P<name>[^\[]+?)\[ARGS\]",
+    r"<parameter=(?P<key>\w+)>\s*(?P<value>.*?)\s*</parameter>",
+    r"(?P<a>x)|(?P<a>y)",
+    "",
+];
+
+fn static_hays() -> Vec<String> {
+    let mut out: Vec<String> = [
+        "",
+        "abc",
+        "xxabcxx",
+        "aab",
+        "a",
+        "Straße STRASSE strasse",
+        "{a:1,b:2}",
+        "foo foobar fooba",
+        "ΑΒΓ abc Δ",
+        "abab cd abababc",
+        "word words sword",
+        "x\ny\nx",
+        "<tool_call>\n<function=get_weather>",
+        "<tool_call>\n<funct",
+        "[TOOL_CALLS]get[x]",
+        "[TOOL_CALLS]get[ARGS]{}",
+        "key=val;k2=",
+        "aaaab xxy xxxxz",
+        "12 345 6789x",
+        "kK\u{212A}k_ Ki",
+        "aa bb c) abc c",
+        "<parameter=city>\n Paris \n</parameter>",
+        "<parameter=city>\n Par",
+        "y x",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    out.push("abcd".repeat(600));
+    out.push(format!("{}ab", "abcd".repeat(600)));
+    out
+}
+
+/// A regex running a leaked copy of `r`'s program through `from_static`.
+fn static_copy(r: &Regex) -> Regex {
+    let prog: &'static Program = Box::leak(Box::new(r.program().clone()));
+    let names: Vec<(&str, usize)> = r
+        .group_names()
+        .iter()
+        .map(|(n, i)| (n.as_str(), *i))
+        .collect();
+    Regex::from_static(r.pattern(), &names, r.group_count(), prog)
+}
+
+#[test]
+fn from_static_behaves_like_the_original() {
+    let hays = static_hays();
+    for p in STATIC_PATTERNS {
+        let r = re(p);
+        let s = static_copy(&r);
+        assert_eq!(s.pattern(), r.pattern());
+        assert_eq!(s.group_count(), r.group_count());
+        assert_eq!(s.group_names(), r.group_names());
+        for (name, _) in r.group_names() {
+            assert_eq!(s.group_index(name), r.group_index(name));
+        }
+        let no_plan = s
+            .dfa_plan()
+            .expect_err("a static regex has no pattern tree");
+        assert!(no_plan.construct.contains("precompiled"), "{no_plan:?}");
+        for h in &hays {
+            let boundaries: Vec<usize> = (0..=h.len()).filter(|&i| h.is_char_boundary(i)).collect();
+            // The long haystacks only from a few positions.
+            let positions: Vec<usize> = if h.len() > 100 {
+                vec![0, 1, h.len() - 2, h.len()]
+            } else {
+                boundaries
+            };
+            for &pos in &positions {
+                let ctx = format!("{p:?} on {h:?} at {pos}");
+                assert_eq!(s.search(h, pos), r.search(h, pos), "search {ctx}");
+                assert_eq!(
+                    s.search_partial(h, pos),
+                    r.search_partial(h, pos),
+                    "search_partial {ctx}"
+                );
+                for complete in [true, false] {
+                    assert_eq!(
+                        s.match_at(h, pos, complete),
+                        r.match_at(h, pos, complete),
+                        "match_at {ctx} {complete}"
+                    );
+                }
+            }
+            let a: Vec<_> = s.find_iter(h).collect();
+            let b: Vec<_> = r.find_iter(h).collect();
+            assert_eq!(a, b, "find_iter {p:?} on {h:?}");
+        }
+    }
+}
+
+#[test]
+fn static_programs_are_borrowed() {
+    static EMPTY: Program = Program {
+        insts: Cow::Borrowed(&[Inst::Match]),
+        classes: Cow::Borrowed(&[]),
+        groups: 1,
+        regs: 0,
+        memo_slots: 0,
+        joined: Cow::Borrowed(&[false]),
+        memo_regs: Cow::Borrowed(&[]),
+        backref_groups: Cow::Borrowed(&[]),
+        first_bytes: None,
+        anchored_start: false,
+        start: StartScan::None,
+        required: None,
+    };
+    let r = Regex::from_static("", &[], 0, &EMPTY);
+    assert!(std::ptr::eq(r.program(), &EMPTY));
+    assert_eq!(
+        r.search("ab", 1).unwrap().map(|c| (c.start(), c.end())),
+        Some((1, 1))
+    );
+    assert_eq!(r.search("ab", 0).unwrap(), re("").search("ab", 0).unwrap());
+}
+
+#[cfg(feature = "codegen")]
+mod codegen {
+    use super::*;
+    use crate::emit::Emitter;
+
+    fn emitted(p: &str) -> (String, Vec<String>) {
+        let mut e = Emitter::new("::retort::__private");
+        let expr = re(p).emit_static(&mut e);
+        (expr, e.statics().to_vec())
+    }
+
+    /// The runtime names generated code reaches through `__private`.
+    const PRIVATE_NAMES: &[&str] = &[
+        "Assertion",
+        "Class",
+        "ClassKind",
+        "Cow",
+        "Fold",
+        "Inst",
+        "One",
+        "Peek",
+        "Program",
+        "Regex",
+        "Required",
+        "StartScan",
+    ];
+
+    #[test]
+    fn emitted_programs_are_deterministic_and_const() {
+        for p in STATIC_PATTERNS {
+            let (expr, statics) = emitted(p);
+            assert_eq!((expr.clone(), statics.clone()), emitted(p), "{p:?}");
+            let text = format!("{expr}\n{}", statics.join("\n"));
+            for banned in ["Vec", "vec!", "Box", "String", "to_owned", "Owned"] {
+                assert!(!text.contains(banned), "{p:?} emits {banned}: {text}");
+            }
+            // Every runtime path is one the code generator re-exports.
+            for (i, _) in text.match_indices("::retort::__private::") {
+                let rest = &text[i + "::retort::__private::".len()..];
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                assert!(PRIVATE_NAMES.contains(&name.as_str()), "{p:?}: {name}");
+            }
+            // Brackets balance (outside char and string literals).
+            let mut depth = 0i64;
+            let mut chars = text.chars().peekable();
+            while let Some(c) = chars.next() {
+                match c {
+                    '(' | '[' | '{' => depth += 1,
+                    ')' | ']' | '}' => depth -= 1,
+                    '\\' => {
+                        chars.next();
+                    }
+                    '"' => {
+                        while let Some(c) = chars.next() {
+                            match c {
+                                '\\' => {
+                                    chars.next();
+                                }
+                                '"' => break,
+                                _ => {}
+                            }
+                        }
+                    }
+                    '\'' => {
+                        // A char literal: skip to its closing quote.
+                        while let Some(c) = chars.next() {
+                            match c {
+                                '\\' => {
+                                    chars.next();
+                                }
+                                '\'' => break,
+                                _ => {}
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+                assert!(depth >= 0, "{p:?}: {text}");
+            }
+            assert_eq!(depth, 0, "{p:?}: {text}");
+            let program = statics.last().expect("the program is hoisted last");
+            assert!(
+                program.starts_with("static RETORT_STATIC_")
+                    && program.contains(
+                        ": ::retort::__private::Program = ::retort::__private::Program { "
+                    ),
+                "{program}"
+            );
+        }
+    }
+
+    #[test]
+    fn emit_static_calls_from_static() {
+        let (expr, statics) = emitted(r"(?P<key>\w+)=(?P<value>[^;]*)");
+        let program = statics.last().unwrap();
+        let name = &program["static ".len()..program.find(':').unwrap()];
+        assert_eq!(
+            expr,
+            format!(
+                "::retort::__private::Regex::from_static(\"(?P<key>\\\\w+)=(?P<value>[^;]*)\", \
+                 &[(\"key\",1usize),(\"value\",2usize)], 2usize, &{name})"
+            )
+        );
+        let (expr, _) = emitted("a");
+        assert!(expr.contains(", &[], 0usize, &RETORT_STATIC_0)"), "{expr}");
+    }
+
+    #[test]
+    fn long_range_tables_are_hoisted_once() {
+        // `\w` is both a class of the program and its search scan.
+        let (_, statics) = emitted(r"\w+x");
+        assert_eq!(statics.len(), 2, "{statics:?}");
+        assert!(statics[0].starts_with("static RETORT_STATIC_0: [(char, char); "));
+        assert_eq!(
+            statics[1]
+                .matches("Cow::Borrowed(&RETORT_STATIC_0)")
+                .count(),
+            2
+        );
+        // Short classes stay inline.
+        let (_, statics) = emitted("[a-c]+x");
+        assert_eq!(statics.len(), 1);
+        assert!(statics[0].contains("ranges: ::retort::__private::Cow::Borrowed(&[('a','c')])"));
+    }
+
+    #[test]
+    fn instructions_and_assertions_are_written_by_name() {
+        let mut e = Emitter::new("k");
+        let insts = [
+            Inst::Char { c: '\'', rev: true },
+            Inst::Jmp(3),
+            Inst::Assert(Assertion::WordBoundary { ascii: false }),
+            Inst::Assert(Assertion::End),
+            Inst::Backref {
+                group: 1,
+                fold: Fold::Ascii,
+                rev: false,
+            },
+            Inst::LazyOne {
+                item: One::Class(2),
+                max: None,
+                tail: 4,
+                tail_len: 1,
+                memo: Some(0),
+            },
+            Inst::Split {
+                first: 1,
+                second: 2,
+                memo: None,
+                peek: Peek::End {
+                    body: 1,
+                    tail: 5,
+                    greedy: true,
+                },
+            },
+            Inst::Match,
+        ];
+        let text: Vec<String> = insts.iter().map(|i| e.expr(i)).collect();
+        assert_eq!(
+            text,
+            [
+                "k::Inst::Char { c: '\\'', rev: true, }",
+                "k::Inst::Jmp(3u32)",
+                "k::Inst::Assert(k::Assertion::WordBoundary { ascii: false, })",
+                "k::Inst::Assert(k::Assertion::End)",
+                "k::Inst::Backref { group: 1u32, fold: k::Fold::Ascii, rev: false, }",
+                "k::Inst::LazyOne { item: k::One::Class(2u32), max: ::core::option::Option::None, \
+                 tail: 4u32, tail_len: 1u32, memo: ::core::option::Option::Some(0u32), }",
+                "k::Inst::Split { first: 1u32, second: 2u32, memo: ::core::option::Option::None, \
+                 peek: k::Peek::End { body: 1u32, tail: 5u32, greedy: true, }, }",
+                "k::Inst::Match",
+            ]
+        );
+        assert_eq!(
+            e.expr(&ClassKind::NegChar),
+            "k::ClassKind::NegChar".to_owned()
+        );
+    }
+}
