@@ -1,8 +1,8 @@
-"""Generates runtime/tests/data/py_cases.jsonl: inputs for retort's Python
-value layer (runtime/src/py, content.rs, transform.rs) with the results the
-reference produces for them. runtime/tests/py_conformance.rs replays them.
+"""Generates engine/tests/data/py_cases.jsonl: inputs for retort's Python
+value layer (engine/src/py, content.rs, transform.rs) with the results the
+reference produces for them. engine/tests/py_conformance.rs replays them.
 
-    $(../shared/reference/setup.sh) tools/py_cases.py > runtime/tests/data/py_cases.jsonl
+    $(../shared/reference/setup.sh) tools/py_cases.py > engine/tests/data/py_cases.jsonl
 
 One JSON object per line:
 

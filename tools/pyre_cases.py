@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Generates runtime/tests/data/pyre_cases.jsonl: patterns x haystacks run
+"""Generates engine/tests/data/pyre_cases.jsonl: patterns x haystacks run
 through the real `regex` module (the reference's engine), for the
-differential test runtime/tests/pyre_conformance.rs.
+differential test engine/tests/pyre_conformance.rs.
 
 Run with the reference interpreter (regex 2026.11.15):
 
@@ -29,7 +29,7 @@ import sys
 import regex
 
 SEED = 20261115
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "runtime", "tests", "data", "pyre_cases.jsonl")
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "engine", "tests", "data", "pyre_cases.jsonl")
 
 # Patterns used by real templates, and hand-written probes of the semantics
 # the engine must reproduce (loop/empty-iteration rules, captures in

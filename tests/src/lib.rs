@@ -53,3 +53,53 @@ pub fn run_file(path: &Path, templates: &Path) -> (usize, Vec<String>) {
     }
     (passed, failures)
 }
+
+/// Runs generations through compiled parsers (the enums that
+/// `retort_codegen::Builder` generates) in the conformance result format.
+/// The message goes through its typed form (`Message::to_value`), so the
+/// typed conversion is checked on every case too.
+#[macro_export]
+macro_rules! compiled_runner {
+    ($runner:ident, $model:ty) => {
+        /// A compiled template as a conformance runner.
+        pub struct $runner(pub $model);
+
+        impl retort::conformance::Runner for $runner {
+            fn run(
+                &self,
+                prefix: &str,
+                tools: Option<&retort::Value>,
+                chunks: &[&str],
+            ) -> retort::Value {
+                use retort::AssistantMessage as _;
+                use retort::conformance::{run_error, run_ok};
+                let parser = match tools {
+                    Some(tools) => self.0.parser_with_tools(prefix, tools),
+                    None => self.0.parser(prefix),
+                };
+                let mut p = match parser {
+                    Ok(p) => p,
+                    Err(e) => return run_error(&e, "init", None),
+                };
+                let initial = p.initial_events().to_vec();
+                let mut events: Vec<retort::OwnedEvent> = Vec::new();
+                for piece in chunks {
+                    match p.feed(piece) {
+                        Ok(evs) => events.extend(evs.iter().map(|e| e.to_owned_event())),
+                        Err(e) => return run_error(&e, "feed", Some(&initial)),
+                    }
+                }
+                match p.finalize() {
+                    Ok((message, evs)) => {
+                        events.extend(evs.iter().map(|e| e.to_owned_event()));
+                        match message.to_value() {
+                            retort::Value::Map(m) => run_ok(&initial, &events, m),
+                            other => other,
+                        }
+                    }
+                    Err(e) => run_error(&e, "finalize", Some(&initial)),
+                }
+            }
+        }
+    };
+}

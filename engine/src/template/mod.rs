@@ -288,31 +288,49 @@ impl Template {
                 ));
             }
         };
+        Ok(Template::assemble(
+            defaults,
+            fields,
+            start_anchor,
+            delimiters,
+            trackers,
+        ))
+    }
+
+    /// Puts together a template from its validated, compiled parts: derives
+    /// the implicit field, the tie-break ranks and the watch sets. Cheap (no
+    /// pattern is compiled); compiled parsers call it once per process.
+    #[doc(hidden)]
+    pub fn assemble(
+        defaults: Map,
+        mut fields: Vec<Field>,
+        start_anchor: Delimiter,
+        delimiters: Vec<Delimiter>,
+        trackers: Trackers,
+    ) -> Template {
+        let implicit = fields
+            .iter()
+            .position(|f| f.open.is_none())
+            .map(|i| i as u16);
         // The reference breaks the last tie between delimiters by field name.
         let mut by_name: Vec<usize> = (0..fields.len()).collect();
         by_name.sort_by(|&a, &b| fields[a].name.cmp(&fields[b].name));
         for (rank, &i) in by_name.iter().enumerate() {
             fields[i].name_rank = rank as u16;
         }
-        let implicit = implicit.first().map(|&i| i as u16);
         let delims = &delimiters;
         let mut watch_sets = Vec::with_capacity(fields.len() + 1);
-        for f in &fields {
+        for (i, f) in fields.iter().enumerate() {
             let entries = match (f.open, f.close) {
                 (Some(_), Some(c)) => vec![Watch {
                     delim: c,
                     kind: Kind::Close,
-                    field: 0,
+                    field: i as u16,
                     name_rank: f.name_rank,
                 }],
                 _ => Vec::new(),
             };
             watch_sets.push(entries);
-        }
-        for (i, entries) in watch_sets.iter_mut().enumerate() {
-            for w in entries.iter_mut() {
-                w.field = i as u16;
-            }
         }
         let mut top = Vec::new();
         for (i, f) in fields.iter().enumerate() {
@@ -342,7 +360,7 @@ impl Template {
             .map(|e| WatchSet::new(e, delims))
             .collect();
         let needs_history = delimiters.iter().any(|d| d.needs_history);
-        Ok(Template {
+        Template {
             defaults,
             fields,
             implicit,
@@ -351,7 +369,7 @@ impl Template {
             trackers,
             watch_sets,
             needs_history,
-        })
+        }
     }
 
     /// The fields, in template order.
@@ -372,6 +390,12 @@ impl Template {
     /// Index of the field named `name`.
     pub fn field_index(&self, name: &str) -> Option<usize> {
         self.fields.iter().position(|f| f.name == name)
+    }
+
+    /// The delimiter with index `i` (as in [`Field::open`] / [`Field::close`]).
+    #[doc(hidden)]
+    pub fn delimiter(&self, i: usize) -> &Delimiter {
+        &self.delimiters[i]
     }
 
     /// Whether every delimiter runs on automata (no backtracking path).

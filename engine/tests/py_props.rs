@@ -2,10 +2,10 @@
 //! the `content_args`, the transform or the tools, and a few invariants hold.
 
 use proptest::prelude::*;
-use retort::content::ContentSpec;
-use retort::py;
-use retort::transform::{ToolSchemas, Transform, finish_region, validate_transform};
-use retort::{Map, Value};
+use retort_engine::content::ContentSpec;
+use retort_engine::py;
+use retort_engine::transform::{ToolSchemas, Transform, finish_region, validate_transform};
+use retort_engine::{Map, Value};
 
 /// Text drawn from the characters the parsers treat specially.
 fn text() -> impl Strategy<Value = String> {

@@ -46,6 +46,8 @@ const MAX_NESTED_PARSERS: usize = 200;
 #[derive(Clone, Debug)]
 pub struct ContentSpec {
     name: String,
+    /// `content_args` as given (the code generator writes them out).
+    args: Value,
     parser: Parser,
 }
 
@@ -237,8 +239,14 @@ impl ContentSpec {
         };
         ContentSpec {
             name: name.to_owned(),
+            args: args.clone(),
             parser,
         }
+    }
+
+    /// The `content_args` the parser was built with.
+    pub fn args(&self) -> &Value {
+        &self.args
     }
 
     /// The parser's name (`text`, `json`, ...).

@@ -7,17 +7,20 @@
 use crate::value::{NonFinite, Value, write_json_str};
 
 /// An event, borrowing its data from the parser that produced it.
+///
+/// `F` names the field: its name (`&str`) for run-time templates, the
+/// generated `Field` enum for compiled ones.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Event<'a> {
+pub enum Event<'a, F = &'a str> {
     /// A region started: the model is now writing `field`.
     RegionOpen {
-        /// The field's name.
-        field: &'a str,
+        /// The field.
+        field: F,
     },
     /// A piece of the current region's text.
     RegionChunk {
-        /// The field's name.
-        field: &'a str,
+        /// The field.
+        field: F,
         /// The text, exactly as the model wrote it.
         text: &'a str,
         /// Whether the text is raw material for a structured parser (`json`,
@@ -26,8 +29,8 @@ pub enum Event<'a> {
     },
     /// A region ended; `value` is its parsed (and transformed) value.
     RegionClose {
-        /// The field's name.
-        field: &'a str,
+        /// The field.
+        field: F,
         /// The parsed value.
         value: &'a Value,
     },
@@ -57,6 +60,60 @@ pub enum OwnedEvent {
         /// The parsed value.
         value: Value,
     },
+}
+
+impl<'a, F: Copy> Event<'a, F> {
+    /// The same event with its field mapped by `f` (e.g. from an index to a
+    /// name).
+    pub fn map_field<G>(self, f: impl FnOnce(F) -> G) -> Event<'a, G> {
+        match self {
+            Event::RegionOpen { field } => Event::RegionOpen { field: f(field) },
+            Event::RegionChunk { field, text, dirty } => Event::RegionChunk {
+                field: f(field),
+                text,
+                dirty,
+            },
+            Event::RegionClose { field, value } => Event::RegionClose {
+                field: f(field),
+                value,
+            },
+        }
+    }
+
+    /// The field the event is about.
+    pub fn field_id(&self) -> F {
+        match *self {
+            Event::RegionOpen { field }
+            | Event::RegionChunk { field, .. }
+            | Event::RegionClose { field, .. } => field,
+        }
+    }
+}
+
+impl<F: AsRef<str>> serde::Serialize for Event<'_, F> {
+    /// The reference's event dict: `{"type": "region_chunk", "field": ...,
+    /// "text": ..., "dirty": ...}` (`region_open`: type and field;
+    /// `region_close`: type, field and value).
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let (kind, field, len) = match self {
+            Event::RegionOpen { field } => ("region_open", field, 2),
+            Event::RegionChunk { field, .. } => ("region_chunk", field, 4),
+            Event::RegionClose { field, .. } => ("region_close", field, 3),
+        };
+        let mut m = s.serialize_map(Some(len))?;
+        m.serialize_entry("type", kind)?;
+        m.serialize_entry("field", field.as_ref())?;
+        match self {
+            Event::RegionOpen { .. } => {}
+            Event::RegionChunk { text, dirty, .. } => {
+                m.serialize_entry("text", text)?;
+                m.serialize_entry("dirty", dirty)?;
+            }
+            Event::RegionClose { value, .. } => m.serialize_entry("value", value)?,
+        }
+        m.end()
+    }
 }
 
 impl Event<'_> {

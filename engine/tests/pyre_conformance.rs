@@ -1,4 +1,4 @@
-//! Differential test of `retort::pyre` against the reference's regex engine.
+//! Differential test of `retort_engine::pyre` against the reference's regex engine.
 //!
 //! `tests/data/pyre_cases.jsonl` was produced by `tools/pyre_cases.py` with
 //! the PyPI `regex` module 2026.11.15 (compiled with `regex.DOTALL`, as the
@@ -23,7 +23,7 @@
 //! patterns listed in `UNMODELLED`, whose results depend on search-driver
 //! details the engine does not reproduce.
 
-use retort::pyre::{Captures, Regex};
+use retort_engine::pyre::{Captures, Regex};
 use serde_json::Value;
 use std::collections::BTreeMap;
 

@@ -83,6 +83,15 @@ pub struct Trackers {
 }
 
 impl Trackers {
+    /// Trackers from their tables (generated code; nothing more is interned).
+    #[doc(hidden)]
+    pub fn from_tables(tables: Vec<DfaTable>) -> Trackers {
+        Trackers {
+            tables,
+            keys: Vec::new(),
+        }
+    }
+
     fn intern(&mut self, hir: &regex_syntax::hir::Hir) -> Result<u16, TableError> {
         let key = format!("{hir:?}");
         if let Some(i) = self.keys.iter().position(|k| *k == key) {

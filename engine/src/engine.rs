@@ -33,6 +33,7 @@ use crate::scan::stream::{
 use crate::scan::table::MATCH;
 use crate::template::Template;
 use crate::transform::{ToolSchemas, finish_region};
+use crate::typed::FieldId;
 use crate::value::{Map, Value};
 
 /// What went wrong while parsing model output.
@@ -55,6 +56,9 @@ pub enum ParseErrorKind {
     NoProgress,
     /// The backtracking matcher gave up on a delimiter (step budget).
     MatcherBudget,
+    /// The message does not fit the types generated for the template (an
+    /// integer beyond `i64`); `raw` holds the whole message as JSON.
+    Type(crate::typed::Mismatch),
     /// An internal inconsistency (a bug in retort), reported rather than hidden.
     Internal,
 }
@@ -225,18 +229,32 @@ impl<'p> Events<'p> {
     }
 
     fn event(&self, r: RawEvent) -> Event<'p> {
-        let name = |f: u16| self.t.fields[f as usize].name.as_str();
+        let fields = &self.t.fields;
+        self.indexed(r)
+            .map_field(|f| fields[f as usize].name.as_str())
+    }
+
+    /// The event with its field as an index into [`Template::fields`].
+    fn indexed(&self, r: RawEvent) -> Event<'p, u16> {
         match r {
-            RawEvent::Open(f) => Event::RegionOpen { field: name(f) },
+            RawEvent::Open(f) => Event::RegionOpen { field: f },
             RawEvent::Chunk { field, start, end } => Event::RegionChunk {
-                field: name(field),
+                field,
                 text: self.text.slice(start, end),
                 dirty: self.t.fields[field as usize].dirty,
             },
             RawEvent::Close { field, value } => Event::RegionClose {
-                field: name(field),
+                field,
                 value: &self.values[value],
             },
+        }
+    }
+
+    /// The events with their fields typed as `F` (a generated `Field` enum).
+    pub fn typed<F: FieldId>(self) -> TypedEvents<'p, F> {
+        TypedEvents {
+            events: self,
+            field: std::marker::PhantomData,
         }
     }
 
@@ -259,6 +277,75 @@ impl<'p> IntoIterator for Events<'p> {
             events: self,
             next: 0,
         }
+    }
+}
+
+/// The events of one call with typed fields (see [`Events::typed`]).
+#[derive(Clone, Copy, Debug)]
+pub struct TypedEvents<'p, F> {
+    events: Events<'p>,
+    field: std::marker::PhantomData<F>,
+}
+
+impl<'p, F: FieldId> TypedEvents<'p, F> {
+    /// Number of events.
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    /// The `i`-th event.
+    pub fn get(&self, i: usize) -> Option<Event<'p, F>> {
+        let e = self.events.indexed(*self.events.raw.get(i)?);
+        // Indices come from the template the field enum was generated
+        // from, so the lookup always succeeds.
+        let field = F::from_index(e.field_id() as usize)?;
+        Some(e.map_field(|_| field))
+    }
+
+    /// The events, in order.
+    pub fn iter(&self) -> impl Iterator<Item = Event<'p, F>> + '_ {
+        (0..self.len()).filter_map(|i| self.get(i))
+    }
+
+    /// The untyped events.
+    pub fn untyped(&self) -> Events<'p> {
+        self.events
+    }
+}
+
+impl<'p, F: FieldId> IntoIterator for TypedEvents<'p, F> {
+    type Item = Event<'p, F>;
+    type IntoIter = TypedEventsIter<'p, F>;
+    fn into_iter(self) -> TypedEventsIter<'p, F> {
+        TypedEventsIter {
+            events: self,
+            next: 0,
+        }
+    }
+}
+
+/// Iterator over [`TypedEvents`].
+#[derive(Clone, Debug)]
+pub struct TypedEventsIter<'p, F> {
+    events: TypedEvents<'p, F>,
+    next: usize,
+}
+
+impl<'p, F: FieldId> Iterator for TypedEventsIter<'p, F> {
+    type Item = Event<'p, F>;
+    fn next(&mut self) -> Option<Event<'p, F>> {
+        while self.next < self.events.len() {
+            self.next += 1;
+            if let Some(e) = self.events.get(self.next - 1) {
+                return Some(e);
+            }
+        }
+        None
     }
 }
 

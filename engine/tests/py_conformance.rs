@@ -7,11 +7,11 @@
 //! message. Cases that need the regex engine are skipped while `pyre` cannot
 //! compile patterns yet.
 
-use retort::content::ContentSpec;
-use retort::py::{self, PyErr};
-use retort::pyre::Regex;
-use retort::transform::{ToolSchemas, Transform, finish_region, validate_transform};
-use retort::{Map, Value};
+use retort_engine::content::ContentSpec;
+use retort_engine::py::{self, PyErr};
+use retort_engine::pyre::Regex;
+use retort_engine::transform::{ToolSchemas, Transform, finish_region, validate_transform};
+use retort_engine::{Map, Value};
 
 const CASES: &str = include_str!("data/py_cases.jsonl");
 

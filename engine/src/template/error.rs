@@ -55,6 +55,60 @@ pub enum Rule {
 }
 
 impl Rule {
+    /// Every rule, in the order the loader checks them (roughly).
+    pub const ALL: [Rule; 22] = [
+        Rule::Json,
+        Rule::NotAnObject,
+        Rule::Version,
+        Rule::UnknownKey,
+        Rule::DefaultsNotAnObject,
+        Rule::NoFields,
+        Rule::UnknownContentParser,
+        Rule::LiteralAndPattern,
+        Rule::LiteralType,
+        Rule::EmptyLiteralList,
+        Rule::EmptyLiteral,
+        Rule::PatternType,
+        Rule::InvalidPattern,
+        Rule::JoinType,
+        Rule::JoinWithoutRepeats,
+        Rule::TransformEachType,
+        Rule::TransformEachWithoutTransform,
+        Rule::MixedPlaceholder,
+        Rule::NamedGroupsWithoutTransform,
+        Rule::SeveralImplicitFields,
+        Rule::NoStartAnchor,
+        Rule::Source,
+    ];
+
+    /// The rule's stable name, as diagnostics print it (`no-start-anchor`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::Json => "json",
+            Rule::NotAnObject => "not-an-object",
+            Rule::Version => "version",
+            Rule::UnknownKey => "unknown-key",
+            Rule::DefaultsNotAnObject => "defaults-not-an-object",
+            Rule::NoFields => "no-fields",
+            Rule::UnknownContentParser => "unknown-content-parser",
+            Rule::LiteralAndPattern => "literal-and-pattern",
+            Rule::LiteralType => "literal-type",
+            Rule::EmptyLiteralList => "empty-literal-list",
+            Rule::EmptyLiteral => "empty-literal",
+            Rule::PatternType => "pattern-type",
+            Rule::InvalidPattern => "invalid-pattern",
+            Rule::JoinType => "join-type",
+            Rule::JoinWithoutRepeats => "join-without-repeats",
+            Rule::TransformEachType => "transform-each-type",
+            Rule::TransformEachWithoutTransform => "transform-each-without-transform",
+            Rule::MixedPlaceholder => "mixed-placeholder",
+            Rule::NamedGroupsWithoutTransform => "named-groups-without-transform",
+            Rule::SeveralImplicitFields => "several-implicit-fields",
+            Rule::NoStartAnchor => "no-start-anchor",
+            Rule::Source => "source",
+        }
+    }
+
     /// A short description of the rule.
     pub fn describe(self) -> &'static str {
         match self {

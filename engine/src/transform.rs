@@ -187,12 +187,16 @@ fn sorted_repr<'a>(keys: impl Iterator<Item = &'a String>) -> String {
 /// A compiled `transform` template.
 #[derive(Clone, Debug)]
 pub struct Transform {
-    node: Node,
+    pub(crate) node: Node,
 }
 
+/// A node of a compiled transform (public for generated code only).
+#[doc(hidden)]
 #[derive(Clone, Debug)]
-enum Node {
+pub enum Node {
+    /// A dict: new for each application, keys in template order.
     Map(Vec<(String, Node)>),
+    /// A list: new for each application.
     List(Vec<Node>),
     /// `"{root.key.key}"`: `path` as written, split at the dots.
     Placeholder {
@@ -213,6 +217,18 @@ impl Transform {
         Transform {
             node: Node::build(template, 0),
         }
+    }
+
+    /// The compiled form.
+    #[doc(hidden)]
+    pub fn node(&self) -> &Node {
+        &self.node
+    }
+
+    /// A transform from its compiled form (generated code writes it out).
+    #[doc(hidden)]
+    pub fn from_node(node: Node) -> Transform {
+        Transform { node }
     }
 
     /// `_apply_transform(transform, scope)` for plain values, e.g. a scope of

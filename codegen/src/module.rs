@@ -1,0 +1,427 @@
+//! One template → one Rust module.
+
+use crate::types::{self, Member, Model, Presence, Ty};
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote};
+use retort::Template;
+use retort::emit::Emitter;
+use std::str::FromStr;
+
+/// How to write a module.
+#[derive(Clone, Debug)]
+pub struct ModuleOptions {
+    /// The module's name.
+    pub name: String,
+    /// The path of the runtime crate (`::retort`).
+    pub crate_path: String,
+    /// The template file, as shown in docs (`templates/smollm3.json`).
+    pub display_path: String,
+    /// An absolute path to `include_bytes!`, so that editing the file
+    /// rebuilds the crate (the macro's way; build scripts use
+    /// `rerun-if-changed` instead).
+    pub track_path: Option<String>,
+}
+
+fn parse_tokens(text: &str, what: &str) -> Result<TokenStream, String> {
+    TokenStream::from_str(text).map_err(|e| format!("retort-codegen wrote invalid {what}: {e}"))
+}
+
+/// The module's name for a template file (`qwen3-coder.json` →
+/// `qwen3_coder`).
+pub fn module_name(file_stem: &str) -> String {
+    types::snake_ident(file_stem)
+}
+
+/// The type of a value.
+fn ty_tokens(ty: &Ty, model: &Model, kr: &TokenStream) -> TokenStream {
+    match ty {
+        Ty::Str => quote!(::std::string::String),
+        Ty::Int => quote!(i64),
+        Ty::Float => quote!(f64),
+        Ty::Bool => quote!(bool),
+        Ty::Any => quote!(#kr::Value),
+        Ty::Map => quote!(#kr::Map),
+        Ty::List(item) => {
+            let item = ty_tokens(item, model, kr);
+            quote!(::std::vec::Vec<#item>)
+        }
+        Ty::Struct(i) => {
+            let name = format_ident!("{}", model.structs[*i].name);
+            quote!(#name)
+        }
+    }
+}
+
+fn member_ty(m: &Member, model: &Model, kr: &TokenStream) -> TokenStream {
+    let t = ty_tokens(&m.ty, model, kr);
+    match m.presence {
+        Presence::Always => t,
+        Presence::Nullable | Presence::Sometimes => quote!(::core::option::Option<#t>),
+    }
+}
+
+/// Struct fields, their reading from a dict and their writing to one.
+fn members_code(
+    members: &[Member],
+    model: &Model,
+    kr: &TokenStream,
+    kr_str: &str,
+) -> (Vec<TokenStream>, Vec<TokenStream>, Vec<TokenStream>) {
+    let mut decls = Vec::new();
+    let mut reads = Vec::new();
+    let mut writes = Vec::new();
+    for m in members {
+        let ident = format_ident!("{}", m.ident);
+        let key = &m.key;
+        let ty = member_ty(m, model, kr);
+        let doc = format!("`{key}`");
+        let skip = format!("{kr_str}::skip_none");
+        let serde_attr = match m.presence {
+            Presence::Sometimes => quote!(#[serde(rename = #key, skip_serializing_if = #skip)]),
+            _ => quote!(#[serde(rename = #key)]),
+        };
+        decls.push(quote! {
+            #[doc = #doc]
+            #serde_attr
+            pub #ident: #ty
+        });
+        reads.push(match m.presence {
+            Presence::Always => quote!(#ident: #kr::take_required(map, #key)?),
+            Presence::Nullable => quote!(#ident: #kr::take_nullable(map, #key)?),
+            Presence::Sometimes => quote!(#ident: #kr::take(map, #key)?),
+        });
+        writes.push(match m.presence {
+            Presence::Always => quote! {
+                out.insert(#key.into(), #kr::Typed::to_value(&self.#ident));
+            },
+            Presence::Nullable => quote! {
+                out.insert(#key.into(), match &self.#ident {
+                    ::core::option::Option::Some(v) => #kr::Typed::to_value(v),
+                    ::core::option::Option::None => #kr::Value::Null,
+                });
+            },
+            Presence::Sometimes => quote! {
+                if let ::core::option::Option::Some(v) = &self.#ident {
+                    out.insert(#key.into(), #kr::Typed::to_value(v));
+                }
+            },
+        });
+    }
+    (decls, reads, writes)
+}
+
+/// An accessor expression giving `Option<&str>` for a message key.
+fn str_access(m: &Member) -> TokenStream {
+    let ident = format_ident!("{}", m.ident);
+    match (&m.ty, m.presence) {
+        (Ty::Str, Presence::Always) => quote!(::core::option::Option::Some(self.#ident.as_str())),
+        (Ty::Str, _) => quote!(self.#ident.as_deref()),
+        (Ty::Any, Presence::Always) => quote!(self.#ident.as_str()),
+        (Ty::Any, _) => quote!(self.#ident.as_ref().and_then(|v| v.as_str())),
+        _ => quote!(::core::option::Option::None),
+    }
+}
+
+/// Generates the module for `template` (already validated).
+pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream, String> {
+    let kr_str = format!("{}::__private", opts.crate_path.trim_end_matches("::"));
+    let kr = parse_tokens(&kr_str, "crate path")?;
+    let model = types::derive(template);
+
+    // The compiled template: automata as statics, the rest as code.
+    let mut e = Emitter::new(&kr_str);
+    let assemble = e.expr(template);
+    let statics = parse_tokens(&e.statics().join("\n"), "statics")?;
+    let assemble = parse_tokens(&assemble, "template expression")?;
+
+    let mod_name = Ident::new(&opts.name, Span::call_site());
+    let header = format!(
+        " @generated by retort-codegen from `{}`. Do not edit.\n\n The parser for this template: [`Parser`] streams model output into\n [`Message`]s; [`Field`] names the regions in events.",
+        opts.display_path
+    );
+    let track = opts.track_path.as_ref().map(|p| {
+        quote! {
+            // Rebuild when the template changes.
+            const _: &[u8] = ::core::include_bytes!(#p);
+        }
+    });
+
+    // The field enum.
+    let variants: Vec<Ident> = model
+        .variants
+        .iter()
+        .map(|(_, v)| format_ident!("{}", v))
+        .collect();
+    let variant_names: Vec<&str> = model.variants.iter().map(|(n, _)| n.as_str()).collect();
+    let variant_docs: Vec<String> = variant_names.iter().map(|n| format!("`{n}`")).collect();
+
+    // `#[serde(crate = "...")]` takes the path as a string.
+    let serde_crate = format!("{kr_str}::serde");
+
+    // Structs for transforms.
+    let mut struct_items = Vec::new();
+    for def in &model.structs {
+        let name = format_ident!("{}", def.name);
+        let (decls, reads, writes) = members_code(&def.members, &model, &kr, &kr_str);
+        let doc = format!(" A value built by a transform of `{}`.", opts.display_path);
+        struct_items.push(quote! {
+            #[doc = #doc]
+            #[derive(Clone, Debug, PartialEq, #kr::serde::Serialize)]
+            #[serde(crate = #serde_crate)]
+            pub struct #name {
+                #(#decls,)*
+            }
+
+            impl #kr::Typed for #name {
+                fn from_value(value: #kr::Value) -> ::core::result::Result<Self, #kr::Mismatch> {
+                    let map = &mut #kr::expect_map(value)?;
+                    ::core::result::Result::Ok(#name { #(#reads,)* })
+                }
+                fn to_value(&self) -> #kr::Value {
+                    let mut out = #kr::Map::new();
+                    #(#writes)*
+                    #kr::Value::Map(out)
+                }
+            }
+        });
+    }
+    let (decls, reads, writes) = members_code(&model.message, &model, &kr, &kr_str);
+    let content = model
+        .message
+        .iter()
+        .find(|m| m.key == "content")
+        .map_or(quote!(::core::option::Option::None), str_access);
+    let reasoning_chain: Vec<TokenStream> = retort::typed::REASONING_KEYS
+        .iter()
+        .filter_map(|k| model.message.iter().find(|m| m.key == *k))
+        .map(str_access)
+        .collect();
+    let reasoning = if reasoning_chain.is_empty() {
+        quote!(::core::option::Option::None)
+    } else {
+        let first = &reasoning_chain[0];
+        let rest = &reasoning_chain[1..];
+        quote!(#first #(.or_else(|| #rest))*)
+    };
+    let tool_calls = match model.message.iter().find(|m| m.key == "tool_calls") {
+        None => quote!(::std::vec::Vec::new()),
+        Some(m) => {
+            let ident = format_ident!("{}", m.ident);
+            match m.presence {
+                Presence::Always => {
+                    quote!(#kr::tool_calls_of(&#kr::Typed::to_value(&self.#ident)))
+                }
+                _ => quote! {
+                    match &self.#ident {
+                        ::core::option::Option::Some(v) => #kr::tool_calls_of(&#kr::Typed::to_value(v)),
+                        ::core::option::Option::None => ::std::vec::Vec::new(),
+                    }
+                },
+            }
+        }
+    };
+    let message_doc = format!(
+        " A message parsed with `{}`: one field per key of the reference's dict.",
+        opts.display_path
+    );
+
+    let code = quote! {
+        #[doc = #header]
+        #[allow(clippy::all, clippy::pedantic, non_camel_case_types, dead_code, unused_imports)]
+        pub mod #mod_name {
+            const _: () = #kr::COMPAT_0_1;
+            #track
+
+            #statics
+
+            /// The compiled template, put together once per process from its
+            /// static automata (nothing is parsed or compiled).
+            pub fn template() -> &'static #kr::Template {
+                static TEMPLATE: #kr::LazyLock<#kr::Template> = #kr::LazyLock::new(|| #assemble);
+                &TEMPLATE
+            }
+
+            /// The template's fields, in template order.
+            #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+            pub enum Field {
+                #(#[doc = #variant_docs] #variants,)*
+            }
+
+            impl Field {
+                /// Every field, in template order.
+                pub const ALL: &'static [Field] = &[#(Field::#variants),*];
+
+                /// The field's name (the message key).
+                pub const fn name(self) -> &'static str {
+                    match self {
+                        #(Field::#variants => #variant_names,)*
+                    }
+                }
+            }
+
+            impl ::core::convert::AsRef<str> for Field {
+                fn as_ref(&self) -> &str {
+                    self.name()
+                }
+            }
+
+            impl ::core::fmt::Display for Field {
+                fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                    f.write_str(self.name())
+                }
+            }
+
+            impl #kr::FieldId for Field {
+                const ALL: &'static [Field] = Field::ALL;
+                fn name(self) -> &'static str {
+                    Field::name(self)
+                }
+            }
+
+            #(#struct_items)*
+
+            #[doc = #message_doc]
+            #[derive(Clone, Debug, PartialEq, #kr::serde::Serialize)]
+            #[serde(crate = #serde_crate)]
+            pub struct Message {
+                #(#decls,)*
+            }
+
+            impl Message {
+                /// Reads a message from the run-time form (the dict the
+                /// reference returns).
+                pub fn from_map(map: &#kr::Map) -> ::core::result::Result<Message, #kr::Mismatch> {
+                    let map = &mut map.clone();
+                    ::core::result::Result::Ok(Message { #(#reads,)* })
+                }
+
+                /// The message as the reference's dict.
+                pub fn to_map(&self) -> #kr::Map {
+                    let mut out = #kr::Map::new();
+                    #(#writes)*
+                    out
+                }
+
+                /// The message as the reference's dict, as a value.
+                pub fn to_value(&self) -> #kr::Value {
+                    #kr::Value::Map(self.to_map())
+                }
+            }
+
+            impl #kr::AssistantMessage for Message {
+                fn content(&self) -> ::core::option::Option<&str> {
+                    #content
+                }
+                fn reasoning(&self) -> ::core::option::Option<&str> {
+                    #reasoning
+                }
+                fn tool_calls(&self) -> ::std::vec::Vec<#kr::ToolCall> {
+                    #tool_calls
+                }
+                fn to_value(&self) -> #kr::Value {
+                    Message::to_value(self)
+                }
+            }
+
+            /// A streaming parser for one generation.
+            #[derive(Debug)]
+            pub struct Parser {
+                inner: #kr::Parser<'static>,
+            }
+
+            impl Parser {
+                /// A parser for a generation that followed `prefix` (the
+                /// prompt; `""` if the generation holds the whole message).
+                pub fn new(prefix: &str) -> ::core::result::Result<Parser, #kr::ParseError> {
+                    ::core::result::Result::Ok(Parser { inner: template().parser(prefix)? })
+                }
+
+                /// A parser that also casts tool-call arguments by the types
+                /// declared in `tools` (OpenAI-style definitions).
+                pub fn with_tools(prefix: &str, tools: &#kr::Value) -> ::core::result::Result<Parser, #kr::ParseError> {
+                    ::core::result::Result::Ok(Parser { inner: template().parser_with_tools(prefix, tools)? })
+                }
+
+                /// The events the prompt produced, to replay first.
+                pub fn initial_events(&self) -> &[#kr::OwnedEvent] {
+                    self.inner.initial_events()
+                }
+
+                /// Feeds the next piece of the generation.
+                pub fn feed(&mut self, text: &str) -> ::core::result::Result<#kr::TypedEvents<'_, Field>, #kr::ParseError> {
+                    ::core::result::Result::Ok(self.inner.feed(text)?.typed())
+                }
+
+                /// Feeds raw bytes; a UTF-8 sequence split across calls is kept.
+                pub fn feed_bytes(&mut self, bytes: &[u8]) -> ::core::result::Result<#kr::TypedEvents<'_, Field>, #kr::ParseError> {
+                    ::core::result::Result::Ok(self.inner.feed_bytes(bytes)?.typed())
+                }
+
+                /// Ends the generation: the typed message and the last events.
+                pub fn finalize(&mut self) -> ::core::result::Result<(Message, #kr::TypedEvents<'_, Field>), #kr::ParseError> {
+                    let (map, events) = self.inner.finalize()?;
+                    match Message::from_map(&map) {
+                        ::core::result::Result::Ok(message) => ::core::result::Result::Ok((message, events.typed())),
+                        ::core::result::Result::Err(m) => ::core::result::Result::Err(#kr::mismatch_error(m, &map)),
+                    }
+                }
+
+                /// Ends the generation with the message in its run-time form.
+                pub fn finalize_map(&mut self) -> ::core::result::Result<(#kr::Map, #kr::TypedEvents<'_, Field>), #kr::ParseError> {
+                    let (map, events) = self.inner.finalize()?;
+                    ::core::result::Result::Ok((map, events.typed()))
+                }
+
+                /// The engine underneath (for statistics such as bytes scanned).
+                pub fn engine(&self) -> &#kr::Parser<'static> {
+                    &self.inner
+                }
+            }
+
+            /// Parses a whole generation at once.
+            pub fn parse(text: &str, prefix: &str) -> ::core::result::Result<Message, #kr::ParseError> {
+                let mut parser = Parser::new(prefix)?;
+                parser.feed(text)?;
+                ::core::result::Result::Ok(parser.finalize()?.0)
+            }
+        }
+    };
+    Ok(code)
+}
+
+/// The module's outline without a template: what `response_template!`
+/// emits next to its `compile_error!`, so that code using the module does
+/// not add errors of its own.
+pub fn skeleton(opts: &ModuleOptions) -> TokenStream {
+    let Ok(kr) = TokenStream::from_str(&format!(
+        "{}::__private",
+        opts.crate_path.trim_end_matches("::")
+    )) else {
+        return TokenStream::new();
+    };
+    let mod_name = Ident::new(&opts.name, Span::call_site());
+    quote! {
+        #[allow(dead_code, unused_variables, clippy::all)]
+        pub mod #mod_name {
+            /// The template's fields (the template did not compile).
+            #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+            pub enum Field {}
+            /// A parsed message (the template did not compile).
+            #[derive(Clone, Debug, PartialEq)]
+            pub struct Message {}
+            /// The parser (the template did not compile).
+            #[derive(Debug)]
+            pub struct Parser {}
+            impl Parser {
+                /// See the compiled module.
+                pub fn new(prefix: &str) -> ::core::result::Result<Parser, #kr::ParseError> {
+                    ::core::result::Result::Ok(Parser {})
+                }
+            }
+            /// See the compiled module.
+            pub fn parse(text: &str, prefix: &str) -> ::core::result::Result<Message, #kr::ParseError> {
+                ::core::result::Result::Ok(Message {})
+            }
+        }
+    }
+}

@@ -1,0 +1,146 @@
+//! What generated code uses. Not a public API: it changes with the code
+//! generator, and generated code checks it is looking at the version it
+//! was generated for (see [`COMPAT_0_1`]).
+
+pub use crate::content::ContentSpec;
+pub use crate::engine::{Events, ParseError, ParseErrorKind, Parser, TypedEvents};
+pub use crate::event::{Event, OwnedEvent};
+pub use crate::pyre::{
+    Assertion, Class, ClassKind, Fold, Inst, One, Peek, Program, Regex, Required, StartScan,
+};
+pub use crate::scan::delimiter::{Branch, Delimiter, DelimiterSource, Matcher, Trackers};
+pub use crate::scan::table::DfaTable;
+pub use crate::template::{Field, Template};
+pub use crate::transform::{Node as TransformNode, Transform};
+pub use crate::typed::{
+    AssistantMessage, FieldId, Mismatch, REASONING_KEYS, ToolCall, Typed, UnknownTemplate,
+};
+pub use crate::value::{Map, Value};
+pub use serde;
+pub use std::borrow::Cow;
+pub use std::sync::LazyLock;
+
+/// Generated code evaluates this constant; a runtime whose generated-code
+/// interface changed renames it, so code generated for another version
+/// fails to compile with a message naming the version.
+pub const COMPAT_0_1: () = ();
+
+/// The set of the given bytes.
+pub fn byte_set(members: &[u8]) -> [bool; 256] {
+    let mut set = [false; 256];
+    for &b in members {
+        set[b as usize] = true;
+    }
+    set
+}
+
+/// A dict from its entries, in order.
+pub fn map(entries: Vec<(String, Value)>) -> Map {
+    entries.into_iter().collect()
+}
+
+/// The map inside a `Value::Map` (anything else gives an empty map; the
+/// generator only writes maps here).
+pub fn defaults_map(value: Value) -> Map {
+    match value {
+        Value::Map(m) => m,
+        _ => Map::new(),
+    }
+}
+
+/// An integer beyond `i64`, from its decimal digits (as the generator
+/// writes it; anything unreadable becomes `None`).
+pub fn big_int(digits: &str) -> Value {
+    match digits.parse::<num_bigint::BigInt>() {
+        Ok(n) => Value::from_bigint(n),
+        Err(_) => Value::Null,
+    }
+}
+
+/// Takes `key` out of a parsed message and converts it; a missing key is
+/// `None`.
+pub fn take<T: Typed>(map: &mut Map, key: &str) -> Result<Option<T>, Mismatch> {
+    match map.shift_remove(key) {
+        None => Ok(None),
+        Some(v) => T::from_value(v).map(Some).map_err(|e| e.in_key(key)),
+    }
+}
+
+/// Takes `key`, which the template's defaults guarantee, out of a message;
+/// `null` is `None`.
+pub fn take_nullable<T: Typed>(map: &mut Map, key: &str) -> Result<Option<T>, Mismatch> {
+    match map.shift_remove(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => T::from_value(v).map(Some).map_err(|e| e.in_key(key)),
+    }
+}
+
+/// Takes `key`, which the template's defaults guarantee, out of a message.
+pub fn take_required<T: Typed>(map: &mut Map, key: &str) -> Result<T, Mismatch> {
+    match map.shift_remove(key) {
+        Some(v) => T::from_value(v).map_err(|e| e.in_key(key)),
+        None => Err(Mismatch {
+            path: key.to_owned(),
+            expected: "a value",
+            found: "nothing",
+        }),
+    }
+}
+
+/// The dict a generated struct is read from.
+pub fn expect_map(value: Value) -> Result<Map, Mismatch> {
+    match value {
+        Value::Map(m) => Ok(m),
+        other => Err(Mismatch::new("a dict", &other)),
+    }
+}
+
+/// A typed message that did not fit its generated type, as a parse error
+/// that keeps the whole message's text (`raw`).
+pub fn mismatch_error(m: Mismatch, message: &Map) -> ParseError {
+    ParseError {
+        kind: ParseErrorKind::Type(m.clone()),
+        field: m.path.split(['.', '[']).next().map(str::to_owned),
+        offset: 0,
+        raw: Value::Map(message.clone()).to_json_string(),
+        message: m.to_string(),
+    }
+}
+
+/// A message's content, read the generic way (for generated messages whose
+/// `content` is not a string field).
+pub fn content_of(value: &Value) -> Option<&str> {
+    value.as_str()
+}
+
+/// Tool calls read from a message's `tool_calls` value.
+pub fn tool_calls_of(value: &Value) -> Vec<ToolCall> {
+    match value {
+        Value::List(items) => items.iter().filter_map(ToolCall::from_value).collect(),
+        item @ Value::Map(_) => ToolCall::from_value(item).into_iter().collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// `skip_serializing_if` for keys the reference leaves out when empty.
+pub fn skip_none<T>(value: &Option<T>) -> bool {
+    value.is_none()
+}
+
+/// Decodes a little-endian `u32` table at compile time (generated statics
+/// use it; see `emit_u32_table`). A byte string of the wrong length leaves
+/// the rest zero (the dead state); the generator always writes `4 * N` bytes.
+pub const fn u32_table<const N: usize>(bytes: &[u8]) -> [u32; N] {
+    let mut out = [0u32; N];
+    let mut i = 0;
+    while i < N && 4 * i + 3 < bytes.len() {
+        out[i] = u32::from_le_bytes([
+            bytes[4 * i],
+            bytes[4 * i + 1],
+            bytes[4 * i + 2],
+            bytes[4 * i + 3],
+        ]);
+        i += 1;
+    }
+    out
+}

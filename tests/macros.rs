@@ -1,0 +1,167 @@
+//! Templates compiled by `response_template!`: typed messages and events,
+//! and the same results as the run-time mode on the vectors that use them.
+
+use retort::conformance::{compare, field, run_case_with};
+use retort::{AssistantMessage, Event, Template, Value};
+use retort_tests::{read_cases, root};
+
+retort::response_template!("../templates/smollm3.json");
+retort::response_template!("../templates/gpt-oss.json");
+retort::response_template!("../templates/qwen3-coder.json", name = coder);
+
+retort_tests::compiled_runner!(Smollm3, Macro);
+
+/// The three macro-compiled templates behind one runner, to replay vectors.
+#[derive(Clone, Copy)]
+pub enum Macro {
+    Smollm3,
+    GptOss,
+    Coder,
+}
+
+/// What `compiled_runner!` needs: parsers with a common interface.
+pub enum AnyParser {
+    Smollm3(smollm3::Parser),
+    GptOss(gpt_oss::Parser),
+    Coder(coder::Parser),
+}
+
+/// Messages of the three.
+pub enum AnyMessage {
+    Smollm3(smollm3::Message),
+    GptOss(gpt_oss::Message),
+    Coder(coder::Message),
+}
+
+impl AnyMessage {
+    fn to_value(&self) -> Value {
+        match self {
+            AnyMessage::Smollm3(m) => m.to_value(),
+            AnyMessage::GptOss(m) => m.to_value(),
+            AnyMessage::Coder(m) => m.to_value(),
+        }
+    }
+}
+
+impl Macro {
+    fn parser(self, prefix: &str) -> Result<AnyParser, retort::ParseError> {
+        Ok(match self {
+            Macro::Smollm3 => AnyParser::Smollm3(smollm3::Parser::new(prefix)?),
+            Macro::GptOss => AnyParser::GptOss(gpt_oss::Parser::new(prefix)?),
+            Macro::Coder => AnyParser::Coder(coder::Parser::new(prefix)?),
+        })
+    }
+    fn parser_with_tools(
+        self,
+        prefix: &str,
+        tools: &Value,
+    ) -> Result<AnyParser, retort::ParseError> {
+        Ok(match self {
+            Macro::Smollm3 => AnyParser::Smollm3(smollm3::Parser::with_tools(prefix, tools)?),
+            Macro::GptOss => AnyParser::GptOss(gpt_oss::Parser::with_tools(prefix, tools)?),
+            Macro::Coder => AnyParser::Coder(coder::Parser::with_tools(prefix, tools)?),
+        })
+    }
+}
+
+impl AnyParser {
+    fn initial_events(&self) -> &[retort::OwnedEvent] {
+        match self {
+            AnyParser::Smollm3(p) => p.initial_events(),
+            AnyParser::GptOss(p) => p.initial_events(),
+            AnyParser::Coder(p) => p.initial_events(),
+        }
+    }
+    fn feed(&mut self, text: &str) -> Result<retort::Events<'_>, retort::ParseError> {
+        Ok(match self {
+            AnyParser::Smollm3(p) => p.feed(text)?.untyped(),
+            AnyParser::GptOss(p) => p.feed(text)?.untyped(),
+            AnyParser::Coder(p) => p.feed(text)?.untyped(),
+        })
+    }
+    fn finalize(&mut self) -> Result<(AnyMessage, retort::Events<'_>), retort::ParseError> {
+        Ok(match self {
+            AnyParser::Smollm3(p) => {
+                let (m, e) = p.finalize()?;
+                (AnyMessage::Smollm3(m), e.untyped())
+            }
+            AnyParser::GptOss(p) => {
+                let (m, e) = p.finalize()?;
+                (AnyMessage::GptOss(m), e.untyped())
+            }
+            AnyParser::Coder(p) => {
+                let (m, e) = p.finalize()?;
+                (AnyMessage::Coder(m), e.untyped())
+            }
+        })
+    }
+}
+
+#[test]
+fn the_vectors_of_macro_compiled_templates_pass() {
+    let mut ran = 0;
+    for file in ["fuzz-1000.jsonl", "hand.jsonl"] {
+        for case in read_cases(&root().join("tests/conformance/cases").join(file)) {
+            let m = match field(&case, "template").and_then(Value::as_str) {
+                Some("smollm3") => Macro::Smollm3,
+                Some("gpt-oss") => Macro::GptOss,
+                Some("qwen3-coder") => Macro::Coder,
+                _ => continue,
+            };
+            let result = run_case_with(&case, &Smollm3(m));
+            let problems = compare(&case, &result);
+            assert!(
+                problems.is_empty(),
+                "{:?}: {problems:?}",
+                field(&case, "id")
+            );
+            ran += 1;
+        }
+    }
+    assert!(ran >= 30, "only {ran} cases use the three templates");
+}
+
+#[test]
+fn messages_and_events_are_typed() {
+    let prompt = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n";
+    let mut p = smollm3::Parser::new(prompt).unwrap();
+    let mut opened = Vec::new();
+    for piece in [
+        "<think>Greet them.</think>Hello",
+        "!<tool_call>{\"name\": \"wave\", \"arguments\": {\"times\": 2}}</tool_call>",
+    ] {
+        for ev in p.feed(piece).unwrap() {
+            if let Event::RegionOpen { field } = ev {
+                opened.push(field);
+            }
+        }
+    }
+    let (msg, _) = p.finalize().unwrap();
+    assert_eq!(
+        opened,
+        [
+            smollm3::Field::Thinking,
+            smollm3::Field::Content,
+            smollm3::Field::ToolCalls
+        ]
+    );
+    assert_eq!(msg.role, "assistant");
+    assert_eq!(msg.thinking.as_deref(), Some("Greet them."));
+    assert_eq!(msg.content.as_deref(), Some("Hello!"));
+    let calls = msg.tool_calls.as_ref().unwrap();
+    assert_eq!(calls[0].type_, "function");
+    // The model-agnostic view.
+    assert_eq!(msg.reasoning(), Some("Greet them."));
+    assert_eq!(AssistantMessage::tool_calls(&msg)[0].name, "wave");
+    // The typed message is the run-time message.
+    let t = Template::from_json(
+        &std::fs::read_to_string(root().join("templates/smollm3.json")).unwrap(),
+    )
+    .unwrap();
+    let text = "<think>Greet them.</think>Hello!<tool_call>{\"name\": \"wave\", \"arguments\": {\"times\": 2}}</tool_call>";
+    assert_eq!(msg.to_value(), Value::Map(t.parse(text, prompt).unwrap()));
+    // serde sees the reference's keys.
+    let json = serde_json::to_value(&msg).unwrap();
+    assert_eq!(json["tool_calls"][0]["type"], "function");
+    assert!(json.get("reasoning_content").is_none());
+}
