@@ -36,7 +36,7 @@ pub fn module_name(file_stem: &str) -> String {
 fn ty_tokens(ty: &Ty, model: &Model, kr: &TokenStream) -> TokenStream {
     match ty {
         Ty::Str => quote!(::std::string::String),
-        Ty::Int => quote!(i64),
+        Ty::Int => quote!(#kr::Int),
         Ty::Float => quote!(f64),
         Ty::Bool => quote!(bool),
         Ty::Any => quote!(#kr::Value),

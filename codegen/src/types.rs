@@ -16,7 +16,7 @@ use std::collections::BTreeSet;
 pub enum Ty {
     /// `String`.
     Str,
-    /// `i64`.
+    /// `retort::Int` (Python's `int`: an `i64`, or beyond).
     Int,
     /// `f64`.
     Float,
@@ -176,7 +176,7 @@ fn content_ty(name: &str) -> Ty {
 fn literal_ty(v: &Value) -> Ty {
     match v {
         Value::Str(_) => Ty::Str,
-        Value::Int(_) => Ty::Int,
+        Value::Int(_) | Value::BigInt(_) => Ty::Int,
         Value::Float(_) => Ty::Float,
         Value::Bool(_) => Ty::Bool,
         _ => Ty::Any,
@@ -278,7 +278,7 @@ impl Deriver {
         match (ty, v) {
             (Ty::Any, _)
             | (Ty::Str, Value::Str(_))
-            | (Ty::Int, Value::Int(_))
+            | (Ty::Int, Value::Int(_) | Value::BigInt(_))
             | (Ty::Float, Value::Float(_))
             | (Ty::Bool, Value::Bool(_))
             | (Ty::Map, Value::Map(_)) => true,

@@ -236,18 +236,45 @@ pub fn emit_bytes(e: &Emitter, out: &mut String, bytes: &[u8]) {
     out.push_str("\")");
 }
 
+/// Appends `v` as LEB128.
+fn leb128(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8 & 0x7f) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Run-length encodes a table: `(value, count)` pairs in LEB128. DFA
+/// tables are mostly runs (dead transitions, rows of one state), so this
+/// is two orders of magnitude smaller than the table written out.
+pub fn rle_u32(table: &[u32]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < table.len() {
+        let v = table[i];
+        let mut j = i;
+        while j < table.len() && table[j] == v {
+            j += 1;
+        }
+        leb128(&mut out, u64::from(v));
+        leb128(&mut out, (j - i) as u64);
+        i = j;
+    }
+    out
+}
+
 /// Writes a `u32` table as `Cow::Borrowed(&STATIC)`. Long tables are
-/// hoisted into a static decoded at compile time from a little-endian byte
-/// string: one literal instead of thousands of tokens keeps the using
-/// crate's build fast.
+/// hoisted into a static decoded at compile time from a run-length encoded
+/// byte string: one short literal instead of thousands of tokens keeps the
+/// generated code small and the using crate's build fast.
 pub fn emit_u32_table(e: &mut Emitter, out: &mut String, table: &[u32]) {
     if table.len() <= 32 {
         e.borrowed_slice(out, table);
         return;
     }
-    let bytes: Vec<u8> = table.iter().flat_map(|v| v.to_le_bytes()).collect();
     let mut literal = String::new();
-    emit_bytes(e, &mut literal, &bytes);
+    emit_bytes(e, &mut literal, &rle_u32(table));
     // `emit_bytes` writes `Cow::Borrowed(b"...")`; the decoder takes the
     // byte string itself.
     let literal = literal
@@ -287,6 +314,10 @@ mod tests {
         let mut out = String::new();
         emit_bytes(&e, &mut out, b"a\"\x00");
         assert_eq!(out, "::retort::__private::Cow::Borrowed(b\"a\\\"\\x00\")");
+        assert_eq!(rle_u32(&[0, 0, 0, 300, 1]), [0, 3, 0xac, 0x02, 1, 1, 1]);
+        let table: Vec<u32> = (0..5000u32).map(|i| (i / 7) % 3 * (u32::MAX / 2)).collect();
+        let decoded: [u32; 5000] = crate::__private::u32_table::<5000>(&rle_u32(&table));
+        assert_eq!(decoded[..], table[..]);
         let name = e.hoist("Program", "X");
         assert_eq!(
             e.statics(),

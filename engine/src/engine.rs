@@ -56,8 +56,8 @@ pub enum ParseErrorKind {
     NoProgress,
     /// The backtracking matcher gave up on a delimiter (step budget).
     MatcherBudget,
-    /// The message does not fit the types generated for the template (an
-    /// integer beyond `i64`); `raw` holds the whole message as JSON.
+    /// The message does not fit the types generated for the template (a bug
+    /// in retort's type derivation); `raw` holds the whole message as JSON.
     Type(crate::typed::Mismatch),
     /// An internal inconsistency (a bug in retort), reported rather than hidden.
     Internal,

@@ -38,7 +38,7 @@ pub mod value;
 pub use engine::{Events, ParseError, ParseErrorKind, Parser, TypedEvents};
 pub use event::{Event, OwnedEvent};
 pub use template::{Template, TemplateError};
-pub use typed::{AssistantMessage, FieldId, ToolCall, Typed, UnknownTemplate};
+pub use typed::{AssistantMessage, FieldId, Int, ToolCall, Typed, UnknownTemplate};
 pub use value::{Map, Value};
 
 #[doc(hidden)]

@@ -13,7 +13,7 @@ pub use crate::scan::table::DfaTable;
 pub use crate::template::{Field, Template};
 pub use crate::transform::{Node as TransformNode, Transform};
 pub use crate::typed::{
-    AssistantMessage, FieldId, Mismatch, REASONING_KEYS, ToolCall, Typed, UnknownTemplate,
+    AssistantMessage, FieldId, Int, Mismatch, REASONING_KEYS, ToolCall, Typed, UnknownTemplate,
 };
 pub use crate::value::{Map, Value};
 pub use serde;
@@ -127,20 +127,38 @@ pub fn skip_none<T>(value: &Option<T>) -> bool {
     value.is_none()
 }
 
-/// Decodes a little-endian `u32` table at compile time (generated statics
-/// use it; see `emit_u32_table`). A byte string of the wrong length leaves
-/// the rest zero (the dead state); the generator always writes `4 * N` bytes.
+/// Reads one LEB128 number at `*at` (const, for [`u32_table`]).
+const fn leb128(bytes: &[u8], at: &mut usize) -> u64 {
+    let mut v: u64 = 0;
+    let mut shift = 0;
+    while *at < bytes.len() && shift < 64 {
+        let b = bytes[*at];
+        *at += 1;
+        v |= ((b & 0x7f) as u64) << shift;
+        if b & 0x80 == 0 {
+            break;
+        }
+        shift += 7;
+    }
+    v
+}
+
+/// Decodes a run-length encoded `u32` table at compile time (generated
+/// statics use it; see `emit::rle_u32`). Input that runs short leaves the
+/// rest zero (the dead state) and extra runs are ignored; the generator
+/// always writes exactly `N` entries.
 pub const fn u32_table<const N: usize>(bytes: &[u8]) -> [u32; N] {
     let mut out = [0u32; N];
+    let mut at = 0;
     let mut i = 0;
-    while i < N && 4 * i + 3 < bytes.len() {
-        out[i] = u32::from_le_bytes([
-            bytes[4 * i],
-            bytes[4 * i + 1],
-            bytes[4 * i + 2],
-            bytes[4 * i + 3],
-        ]);
-        i += 1;
+    while at < bytes.len() && i < N {
+        let value = leb128(bytes, &mut at) as u32;
+        let mut count = leb128(bytes, &mut at);
+        while count > 0 && i < N {
+            out[i] = value;
+            i += 1;
+            count -= 1;
+        }
     }
     out
 }

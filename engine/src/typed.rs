@@ -3,7 +3,7 @@
 //!
 //! A compiled template (see `response_template!`) generates a `Message`
 //! struct whose fields have Rust types derived from the template (`text` →
-//! `String`, `int` → `i64`, `json` → [`Value`], `repeats` → `Vec`, ...), a
+//! `String`, `int` → [`Int`], `json` → [`Value`], `repeats` → `Vec`, ...), a
 //! `Field` enum for events, and a `Parser`. Every generated message, and the
 //! run-time mode's [`Map`], implements [`AssistantMessage`], so an
 //! application can read content, reasoning and tool calls without knowing
@@ -29,8 +29,7 @@ pub trait FieldId: Copy + Eq + fmt::Debug + AsRef<str> + 'static {
 /// A value that does not have the type the generated code expected.
 ///
 /// Generated types are derived so that every message the template can
-/// produce fits them; the one expected case is an integer beyond `i64`
-/// (Python's `int` has no bound), see `docs/divergences.md`.
+/// produce fits them, so this only reports a bug in the derivation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Mismatch {
     /// Where in the message (`tool_calls[0].function`).
@@ -124,6 +123,64 @@ impl Typed for i64 {
     }
     fn to_value(&self) -> Value {
         Value::Int(*self)
+    }
+}
+
+/// An integer as Python has it: an `i64` almost always, unbounded when the
+/// model writes more digits (an `int` field holds whatever `int()` read).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Int {
+    /// Fits in an `i64`.
+    I64(i64),
+    /// Beyond `i64`.
+    Big(num_bigint::BigInt),
+}
+
+impl Int {
+    /// The value, if it fits in an `i64`.
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Int::I64(i) => Some(*i),
+            Int::Big(_) => None,
+        }
+    }
+}
+
+impl PartialEq<i64> for Int {
+    fn eq(&self, other: &i64) -> bool {
+        self.as_i64() == Some(*other)
+    }
+}
+
+impl fmt::Display for Int {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Int::I64(i) => write!(f, "{i}"),
+            Int::Big(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+impl serde::Serialize for Int {
+    /// As [`Value`] serialises integers.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.to_value().serialize(s)
+    }
+}
+
+impl Typed for Int {
+    fn from_value(value: Value) -> Result<Self, Mismatch> {
+        match value {
+            Value::Int(i) => Ok(Int::I64(i)),
+            Value::BigInt(n) => Ok(Int::Big(n)),
+            other => Err(Mismatch::new("Int", &other)),
+        }
+    }
+    fn to_value(&self) -> Value {
+        match self {
+            Int::I64(i) => Value::Int(*i),
+            Int::Big(n) => Value::from_bigint(n.clone()),
+        }
     }
 }
 
