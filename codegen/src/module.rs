@@ -128,8 +128,9 @@ pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream
     let kr = parse_tokens(&kr_str, "crate path")?;
     let model = types::derive(template);
 
-    // The compiled template: automata as statics, the rest as code.
-    let mut e = Emitter::new(&kr_str);
+    // The compiled template: automata as statics, the rest as code. Inside
+    // the module the runtime's private API goes by a short alias.
+    let mut e = Emitter::new("__rt");
     let assemble = e.expr(template);
     let statics = parse_tokens(&e.statics().join("\n"), "statics")?;
     let assemble = parse_tokens(&assemble, "template expression")?;
@@ -229,7 +230,8 @@ pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream
         #[doc = #header]
         #[allow(clippy::all, clippy::pedantic, non_camel_case_types, dead_code, unused_imports)]
         pub mod #mod_name {
-            const _: () = #kr::COMPAT_0_1;
+            use #kr as __rt;
+            const _: () = __rt::COMPAT_0_1;
             #track
 
             #statics

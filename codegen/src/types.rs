@@ -140,6 +140,9 @@ pub fn camel_ident(key: &str) -> String {
     if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
         out.insert(0, 'F');
     }
+    if KEYWORDS.contains(&out.as_str()) {
+        out.push('_');
+    }
     out
 }
 
