@@ -103,3 +103,8 @@ pub use retort_engine::*;
 /// [crate documentation](crate) and `retort-macros`.
 #[cfg(feature = "macros")]
 pub use retort_macros::response_template;
+
+// The README's examples are compiled and run as doc tests.
+#[cfg(all(doctest, feature = "macros"))]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
