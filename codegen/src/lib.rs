@@ -6,6 +6,25 @@
 //! [`compile_templates`]), or through the `response_template!` macro, which
 //! is a thin shim over [`expand_macro`].
 //!
+//! # What is compiled ahead of time
+//!
+//! Delimiter automata (the DFA tables the scanner runs, the lookbehind
+//! trackers, and the regex programs used for the prompt, captures and the
+//! backtracking path) are emitted as `static` data, decoded by the compiler
+//! (large tables are run-length encoded and expanded by a `const fn`). The
+//! small metadata around them (field names, defaults, transforms) is rebuilt
+//! by constructor code once per process, on the first `Parser::new`; no JSON
+//! is parsed and no automaton is built at run time.
+//!
+//! One exception, by choice: the patterns *inside content-parser arguments*
+//! (`xml-inline`'s `tag_pattern`, list-valued `string_delims`) are compiled
+//! on that first use, once per process. They are read with the reference's
+//! deferred error semantics (a bad `tag_pattern` is an error only when such
+//! a region is parsed, and nested `value_parser`s interpret their own
+//! arguments), so they stay in the content parser's own representation;
+//! each is one short pattern compiled in microseconds, and no scanner
+//! automaton depends on it.
+//!
 //! ```no_run
 //! // build.rs
 //! fn main() -> Result<(), retort_codegen::Error> {

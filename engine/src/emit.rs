@@ -291,41 +291,6 @@ pub fn emit_u32_table(e: &mut Emitter, out: &mut String, table: &[u32]) {
     out.push(')');
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn scalars_and_containers_are_rust_expressions() {
-        let mut e = Emitter::new("::retort::__private");
-        assert_eq!(e.expr(&7u32), "7u32");
-        assert_eq!(e.expr(&'\n'), "'\\n'");
-        assert_eq!(e.expr("a\"b"), "\"a\\\"b\"");
-        assert_eq!(
-            e.expr(&Some((1u8, true))),
-            "::core::option::Option::Some((1u8,true))"
-        );
-        let slice: Cow<'static, [u16]> = Cow::Owned(vec![1, 2]);
-        assert_eq!(
-            e.expr(&slice),
-            "::retort::__private::Cow::Borrowed(&[1u16,2u16])"
-        );
-        assert_eq!(e.expr(&-0.0f64), "f64::from_bits(0x8000000000000000u64)");
-        let mut out = String::new();
-        emit_bytes(&e, &mut out, b"a\"\x00");
-        assert_eq!(out, "::retort::__private::Cow::Borrowed(b\"a\\\"\\x00\")");
-        assert_eq!(rle_u32(&[0, 0, 0, 300, 1]), [0, 3, 0xac, 0x02, 1, 1, 1]);
-        let table: Vec<u32> = (0..5000u32).map(|i| (i / 7) % 3 * (u32::MAX / 2)).collect();
-        let decoded: [u32; 5000] = crate::__private::u32_table::<5000>(&rle_u32(&table));
-        assert_eq!(decoded[..], table[..]);
-        let name = e.hoist("Program", "X");
-        assert_eq!(
-            e.statics(),
-            [format!("static {name}: ::retort::__private::Program = X;")]
-        );
-    }
-}
-
 // ---------------------------------------------------------------------------
 // The runtime's data
 
@@ -590,5 +555,40 @@ impl Emit for Template {
         e.write_path(out, "Trackers::from_tables(");
         out.push_str(&trackers);
         out.push_str("))");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scalars_and_containers_are_rust_expressions() {
+        let mut e = Emitter::new("::retort::__private");
+        assert_eq!(e.expr(&7u32), "7u32");
+        assert_eq!(e.expr(&'\n'), "'\\n'");
+        assert_eq!(e.expr("a\"b"), "\"a\\\"b\"");
+        assert_eq!(
+            e.expr(&Some((1u8, true))),
+            "::core::option::Option::Some((1u8,true))"
+        );
+        let slice: Cow<'static, [u16]> = Cow::Owned(vec![1, 2]);
+        assert_eq!(
+            e.expr(&slice),
+            "::retort::__private::Cow::Borrowed(&[1u16,2u16])"
+        );
+        assert_eq!(e.expr(&-0.0f64), "f64::from_bits(0x8000000000000000u64)");
+        let mut out = String::new();
+        emit_bytes(&e, &mut out, b"a\"\x00");
+        assert_eq!(out, "::retort::__private::Cow::Borrowed(b\"a\\\"\\x00\")");
+        assert_eq!(rle_u32(&[0, 0, 0, 300, 1]), [0, 3, 0xac, 0x02, 1, 1, 1]);
+        let table: Vec<u32> = (0..5000u32).map(|i| (i / 7) % 3 * (u32::MAX / 2)).collect();
+        let decoded: [u32; 5000] = crate::__private::u32_table::<5000>(&rle_u32(&table));
+        assert_eq!(decoded[..], table[..]);
+        let name = e.hoist("Program", "X");
+        assert_eq!(
+            e.statics(),
+            [format!("static {name}: ::retort::__private::Program = X;")]
+        );
     }
 }

@@ -58,7 +58,7 @@ pub enum ParseErrorKind {
     MatcherBudget,
     /// The message does not fit the types generated for the template (a bug
     /// in retort's type derivation); `raw` holds the whole message as JSON.
-    Type(crate::typed::Mismatch),
+    Type(Box<crate::typed::Mismatch>),
     /// An internal inconsistency (a bug in retort), reported rather than hidden.
     Internal,
 }

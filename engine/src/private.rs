@@ -99,7 +99,7 @@ pub fn expect_map(value: Value) -> Result<Map, Mismatch> {
 /// that keeps the whole message's text (`raw`).
 pub fn mismatch_error(m: Mismatch, message: &Map) -> ParseError {
     ParseError {
-        kind: ParseErrorKind::Type(m.clone()),
+        kind: ParseErrorKind::Type(Box::new(m.clone())),
         field: m.path.split(['.', '[']).next().map(str::to_owned),
         offset: 0,
         raw: Value::Map(message.clone()).to_json_string(),
