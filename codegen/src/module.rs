@@ -66,7 +66,13 @@ fn members_code(
     model: &Model,
     kr: &TokenStream,
     kr_str: &str,
-) -> (Vec<TokenStream>, Vec<TokenStream>, Vec<TokenStream>) {
+) -> (
+    Vec<TokenStream>,
+    Vec<TokenStream>,
+    Vec<TokenStream>,
+    Vec<TokenStream>,
+) {
+    let mut fits = Vec::new();
     let mut decls = Vec::new();
     let mut reads = Vec::new();
     let mut writes = Vec::new();
@@ -84,6 +90,12 @@ fn members_code(
             #[doc = #doc]
             #serde_attr
             pub #ident: #ty
+        });
+        let plain = ty_tokens(&m.ty, model, kr);
+        fits.push(match m.presence {
+            Presence::Always => quote!(#kr::fits_required::<#plain>(map, #key)),
+            Presence::Nullable => quote!(#kr::fits_nullable::<#plain>(map, #key)),
+            Presence::Sometimes => quote!(#kr::fits_optional::<#plain>(map, #key)),
         });
         reads.push(match m.presence {
             Presence::Always => quote!(#ident: #kr::take_required(map, #key)?),
@@ -107,7 +119,7 @@ fn members_code(
             },
         });
     }
-    (decls, reads, writes)
+    (decls, reads, writes, fits)
 }
 
 /// An accessor expression giving `Option<&str>` for a message key.
@@ -163,7 +175,7 @@ pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream
     let mut struct_items = Vec::new();
     for def in &model.structs {
         let name = format_ident!("{}", def.name);
-        let (decls, reads, writes) = members_code(&def.members, &model, &kr, &kr_str);
+        let (decls, reads, writes, fits) = members_code(&def.members, &model, &kr, &kr_str);
         let doc = format!(" A value built by a transform of `{}`.", opts.display_path);
         struct_items.push(quote! {
             #[doc = #doc]
@@ -174,6 +186,12 @@ pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream
             }
 
             impl #kr::Typed for #name {
+                fn fits(value: &#kr::Value) -> bool {
+                    match value {
+                        #kr::Value::Map(map) => true #(&& #fits)*,
+                        _ => false,
+                    }
+                }
                 fn from_value(value: #kr::Value) -> ::core::result::Result<Self, #kr::Mismatch> {
                     let map = &mut #kr::expect_map(value)?;
                     ::core::result::Result::Ok(#name { #(#reads,)* })
@@ -186,7 +204,7 @@ pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream
             }
         });
     }
-    let (decls, reads, writes) = members_code(&model.message, &model, &kr, &kr_str);
+    let (decls, reads, writes, fits) = members_code(&model.message, &model, &kr, &kr_str);
     let content = model
         .message
         .iter()
@@ -293,7 +311,17 @@ pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream
                 /// Reads a message from the run-time form (the dict the
                 /// reference returns).
                 pub fn from_map(map: &#kr::Map) -> ::core::result::Result<Message, #kr::Mismatch> {
-                    let map = &mut map.clone();
+                    Message::from_owned(map.clone())
+                }
+
+                /// Whether a message in the run-time form fits these types.
+                pub fn fits(map: &#kr::Map) -> bool {
+                    true #(&& #fits)*
+                }
+
+                /// Reads a message, moving its values.
+                pub fn from_owned(mut map: #kr::Map) -> ::core::result::Result<Message, #kr::Mismatch> {
+                    let map = &mut map;
                     ::core::result::Result::Ok(Message { #(#reads,)* })
                 }
 
@@ -362,9 +390,17 @@ pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream
                 /// Ends the generation: the typed message and the last events.
                 pub fn finalize(&mut self) -> ::core::result::Result<(Message, #kr::TypedEvents<'_, Field>), #kr::ParseError> {
                     let (map, events) = self.inner.finalize()?;
-                    match Message::from_map(&map) {
+                    if !Message::fits(&map) {
+                        // Keep the message whole in the error; find where.
+                        return match Message::from_map(&map) {
+                            ::core::result::Result::Err(m) => ::core::result::Result::Err(#kr::mismatch_error(m, &map)),
+                            ::core::result::Result::Ok(_) => ::core::result::Result::Err(#kr::mismatch_error(
+                                #kr::Mismatch { path: ::std::string::String::new(), expected: "Message", found: "dict" }, &map)),
+                        };
+                    }
+                    match Message::from_owned(map) {
                         ::core::result::Result::Ok(message) => ::core::result::Result::Ok((message, events.typed())),
-                        ::core::result::Result::Err(m) => ::core::result::Result::Err(#kr::mismatch_error(m, &map)),
+                        ::core::result::Result::Err(m) => ::core::result::Result::Err(#kr::conversion_bug(m)),
                     }
                 }
 

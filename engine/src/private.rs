@@ -162,3 +162,32 @@ pub const fn u32_table<const N: usize>(bytes: &[u8]) -> [u32; N] {
     }
     out
 }
+
+/// Whether `key` of a message holds a `T` (present and fitting).
+pub fn fits_required<T: Typed>(map: &Map, key: &str) -> bool {
+    map.get(key).is_some_and(T::fits)
+}
+
+/// Whether `key` is absent or holds a `T`.
+pub fn fits_optional<T: Typed>(map: &Map, key: &str) -> bool {
+    map.get(key).is_none_or(T::fits)
+}
+
+/// Whether `key` is absent, `null` or holds a `T`.
+pub fn fits_nullable<T: Typed>(map: &Map, key: &str) -> bool {
+    map.get(key)
+        .is_none_or(|v| matches!(v, Value::Null) || T::fits(v))
+}
+
+/// The error for a message that passed its type check but did not convert
+/// (a bug in the generated code); the message is gone by then, so `raw` is
+/// empty.
+pub fn conversion_bug(m: Mismatch) -> ParseError {
+    ParseError {
+        kind: ParseErrorKind::Internal,
+        field: None,
+        offset: 0,
+        raw: String::new(),
+        message: format!("typed conversion failed after its check: {m}"),
+    }
+}

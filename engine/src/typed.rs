@@ -89,11 +89,17 @@ impl Mismatch {
 pub trait Typed: Sized {
     /// Converts a value of the message.
     fn from_value(value: Value) -> Result<Self, Mismatch>;
+    /// Whether [`Typed::from_value`] would succeed (checked without
+    /// allocating, so that conversion can move the value).
+    fn fits(value: &Value) -> bool;
     /// The value back, as the run-time mode has it.
     fn to_value(&self) -> Value;
 }
 
 impl Typed for Value {
+    fn fits(_: &Value) -> bool {
+        true
+    }
     fn from_value(value: Value) -> Result<Self, Mismatch> {
         Ok(value)
     }
@@ -103,6 +109,9 @@ impl Typed for Value {
 }
 
 impl Typed for String {
+    fn fits(value: &Value) -> bool {
+        matches!(value, Value::Str(_))
+    }
     fn from_value(value: Value) -> Result<Self, Mismatch> {
         match value {
             Value::Str(s) => Ok(s),
@@ -115,6 +124,9 @@ impl Typed for String {
 }
 
 impl Typed for i64 {
+    fn fits(value: &Value) -> bool {
+        matches!(value, Value::Int(_))
+    }
     fn from_value(value: Value) -> Result<Self, Mismatch> {
         match value {
             Value::Int(i) => Ok(i),
@@ -169,6 +181,9 @@ impl serde::Serialize for Int {
 }
 
 impl Typed for Int {
+    fn fits(value: &Value) -> bool {
+        matches!(value, Value::Int(_) | Value::BigInt(_))
+    }
     fn from_value(value: Value) -> Result<Self, Mismatch> {
         match value {
             Value::Int(i) => Ok(Int::I64(i)),
@@ -185,6 +200,9 @@ impl Typed for Int {
 }
 
 impl Typed for f64 {
+    fn fits(value: &Value) -> bool {
+        matches!(value, Value::Float(_))
+    }
     fn from_value(value: Value) -> Result<Self, Mismatch> {
         match value {
             Value::Float(f) => Ok(f),
@@ -197,6 +215,9 @@ impl Typed for f64 {
 }
 
 impl Typed for bool {
+    fn fits(value: &Value) -> bool {
+        matches!(value, Value::Bool(_))
+    }
     fn from_value(value: Value) -> Result<Self, Mismatch> {
         match value {
             Value::Bool(b) => Ok(b),
@@ -209,6 +230,9 @@ impl Typed for bool {
 }
 
 impl Typed for Map {
+    fn fits(value: &Value) -> bool {
+        matches!(value, Value::Map(_))
+    }
     fn from_value(value: Value) -> Result<Self, Mismatch> {
         match value {
             Value::Map(m) => Ok(m),
@@ -221,6 +245,9 @@ impl Typed for Map {
 }
 
 impl<T: Typed> Typed for Vec<T> {
+    fn fits(value: &Value) -> bool {
+        matches!(value, Value::List(items) if items.iter().all(T::fits))
+    }
     fn from_value(value: Value) -> Result<Self, Mismatch> {
         match value {
             Value::List(items) => items
