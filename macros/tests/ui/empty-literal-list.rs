@@ -1,0 +1,8 @@
+// The `empty-literal-list` rule: one error, on the path, and nothing else.
+// trybuild compiles these in target/tests/trybuild/retort-macros, so paths
+// lead back to the workspace from there.
+retort::response_template!("../../../../macros/tests/ui/empty-literal-list.json");
+
+fn main() {
+    let _ = empty_literal_list::Parser::new("");
+}

@@ -1,0 +1,8 @@
+// The `join-type` rule: one error, on the path, and nothing else.
+// trybuild compiles these in target/tests/trybuild/retort-macros, so paths
+// lead back to the workspace from there.
+retort::response_template!("../../../../macros/tests/ui/join-type.json");
+
+fn main() {
+    let _ = join_type::Parser::new("");
+}

@@ -1,0 +1,8 @@
+// The `mixed-placeholder` rule: one error, on the path, and nothing else.
+// trybuild compiles these in target/tests/trybuild/retort-macros, so paths
+// lead back to the workspace from there.
+retort::response_template!("../../../../macros/tests/ui/mixed-placeholder.json");
+
+fn main() {
+    let _ = mixed_placeholder::Parser::new("");
+}

@@ -1,0 +1,8 @@
+// The `pattern-type` rule: one error, on the path, and nothing else.
+// trybuild compiles these in target/tests/trybuild/retort-macros, so paths
+// lead back to the workspace from there.
+retort::response_template!("../../../../macros/tests/ui/pattern-type.json");
+
+fn main() {
+    let _ = pattern_type::Parser::new("");
+}
