@@ -13,7 +13,7 @@ mod vectors {
 }
 use vectors::{INLINE, Vector};
 
-retort_tests::compiled_runner!(Compiled, Vector);
+retort_tests::compiled_runner!(Compiled, Vector, vectors::VectorParser);
 
 #[test]
 fn every_vector_through_compiled_parsers() {

@@ -9,7 +9,7 @@ retort::response_template!("../templates/smollm3.json");
 retort::response_template!("../templates/gpt-oss.json");
 retort::response_template!("../templates/qwen3-coder.json", name = coder);
 
-retort_tests::compiled_runner!(Smollm3, Macro);
+retort_tests::compiled_runner!(Smollm3, Macro, AnyParser);
 
 /// The three macro-compiled templates behind one runner, to replay vectors.
 #[derive(Clone, Copy)]

@@ -8,7 +8,7 @@
 //! does, so that the test suite and the `retort conformance` command agree
 //! with it.
 
-use crate::engine::ParseError;
+use crate::engine::{ParseError, Parser};
 use crate::event::{OwnedEvent, coalesce};
 use crate::py::json_loads;
 use crate::template::{Template, TemplateError};
@@ -88,31 +88,60 @@ pub fn run_ok(initial: &[OwnedEvent], events: &[OwnedEvent], message: Map) -> Va
     Value::Map(m)
 }
 
+/// A parser as a conformance run drives it: the run-time [`Parser`] and
+/// the parsers generated for compiled templates.
+pub trait Session {
+    /// The events the prompt produced.
+    fn initial(&self) -> Vec<OwnedEvent>;
+    /// Feeds a piece and appends its events to `out`.
+    fn feed_into(&mut self, piece: &str, out: &mut Vec<OwnedEvent>) -> Result<(), ParseError>;
+    /// Ends the run: the message as the reference's dict, and the last
+    /// events appended to `out`.
+    fn finish_into(&mut self, out: &mut Vec<OwnedEvent>) -> Result<Map, ParseError>;
+}
+
+impl Session for Parser<'_> {
+    fn initial(&self) -> Vec<OwnedEvent> {
+        self.initial_events().to_vec()
+    }
+    fn feed_into(&mut self, piece: &str, out: &mut Vec<OwnedEvent>) -> Result<(), ParseError> {
+        out.extend(self.feed(piece)?.iter().map(|e| e.to_owned_event()));
+        Ok(())
+    }
+    fn finish_into(&mut self, out: &mut Vec<OwnedEvent>) -> Result<Map, ParseError> {
+        let (message, events) = self.finalize()?;
+        out.extend(events.iter().map(|e| e.to_owned_event()));
+        Ok(message)
+    }
+}
+
+/// Runs one generation, fed in `chunks`, through a freshly made parser and
+/// returns it in the result format.
+pub fn run_session<S: Session>(parser: Result<S, ParseError>, chunks: &[&str]) -> Value {
+    let mut p = match parser {
+        Ok(p) => p,
+        Err(e) => return run_error(&e, "init", None),
+    };
+    let initial = p.initial();
+    let mut events: Vec<OwnedEvent> = Vec::new();
+    for piece in chunks {
+        if let Err(e) = p.feed_into(piece, &mut events) {
+            return run_error(&e, "feed", Some(&initial));
+        }
+    }
+    match p.finish_into(&mut events) {
+        Ok(message) => run_ok(&initial, &events, message),
+        Err(e) => run_error(&e, "finalize", Some(&initial)),
+    }
+}
+
 impl Runner for Template {
     fn run(&self, prefix: &str, tools: Option<&Value>, chunks: &[&str]) -> Value {
         let parser = match tools {
             Some(tools) => self.parser_with_tools(prefix, tools),
             None => self.parser(prefix),
         };
-        let mut p = match parser {
-            Ok(p) => p,
-            Err(e) => return run_error(&e, "init", None),
-        };
-        let initial = p.initial_events().to_vec();
-        let mut events: Vec<OwnedEvent> = Vec::new();
-        for piece in chunks {
-            match p.feed(piece) {
-                Ok(evs) => events.extend(evs.iter().map(|e| e.to_owned_event())),
-                Err(e) => return run_error(&e, "feed", Some(&initial)),
-            }
-        }
-        match p.finalize() {
-            Ok((message, evs)) => {
-                events.extend(evs.iter().map(|e| e.to_owned_event()));
-                run_ok(&initial, &events, message)
-            }
-            Err(e) => run_error(&e, "finalize", Some(&initial)),
-        }
+        run_session(parser, chunks)
     }
 }
 

@@ -107,19 +107,9 @@ pub fn mismatch_error(m: Mismatch, message: &Map) -> ParseError {
     }
 }
 
-/// A message's content, read the generic way (for generated messages whose
-/// `content` is not a string field).
-pub fn content_of(value: &Value) -> Option<&str> {
-    value.as_str()
-}
-
 /// Tool calls read from a message's `tool_calls` value.
 pub fn tool_calls_of(value: &Value) -> Vec<ToolCall> {
-    match value {
-        Value::List(items) => items.iter().filter_map(ToolCall::from_value).collect(),
-        item @ Value::Map(_) => ToolCall::from_value(item).into_iter().collect(),
-        _ => Vec::new(),
-    }
+    ToolCall::all_in(value)
 }
 
 /// `skip_serializing_if` for keys the reference leaves out when empty.

@@ -108,35 +108,27 @@ impl Typed for Value {
     }
 }
 
-impl Typed for String {
-    fn fits(value: &Value) -> bool {
-        matches!(value, Value::Str(_))
-    }
-    fn from_value(value: Value) -> Result<Self, Mismatch> {
-        match value {
-            Value::Str(s) => Ok(s),
-            other => Err(Mismatch::new("String", &other)),
+/// `Typed` for a type that is exactly one variant of [`Value`].
+macro_rules! typed_variant {
+    ($($t:ty => $variant:ident),* $(,)?) => {$(
+        impl Typed for $t {
+            fn fits(value: &Value) -> bool {
+                matches!(value, Value::$variant(_))
+            }
+            fn from_value(value: Value) -> Result<Self, Mismatch> {
+                match value {
+                    Value::$variant(v) => Ok(v),
+                    other => Err(Mismatch::new(stringify!($t), &other)),
+                }
+            }
+            fn to_value(&self) -> Value {
+                Value::$variant(self.clone())
+            }
         }
-    }
-    fn to_value(&self) -> Value {
-        Value::Str(self.clone())
-    }
+    )*};
 }
 
-impl Typed for i64 {
-    fn fits(value: &Value) -> bool {
-        matches!(value, Value::Int(_))
-    }
-    fn from_value(value: Value) -> Result<Self, Mismatch> {
-        match value {
-            Value::Int(i) => Ok(i),
-            other => Err(Mismatch::new("i64", &other)),
-        }
-    }
-    fn to_value(&self) -> Value {
-        Value::Int(*self)
-    }
-}
+typed_variant!(String => Str, i64 => Int, f64 => Float, bool => Bool, Map => Map);
 
 /// An integer as Python has it: an `i64` almost always, unbounded when the
 /// model writes more digits (an `int` field holds whatever `int()` read).
@@ -199,51 +191,6 @@ impl Typed for Int {
     }
 }
 
-impl Typed for f64 {
-    fn fits(value: &Value) -> bool {
-        matches!(value, Value::Float(_))
-    }
-    fn from_value(value: Value) -> Result<Self, Mismatch> {
-        match value {
-            Value::Float(f) => Ok(f),
-            other => Err(Mismatch::new("f64", &other)),
-        }
-    }
-    fn to_value(&self) -> Value {
-        Value::Float(*self)
-    }
-}
-
-impl Typed for bool {
-    fn fits(value: &Value) -> bool {
-        matches!(value, Value::Bool(_))
-    }
-    fn from_value(value: Value) -> Result<Self, Mismatch> {
-        match value {
-            Value::Bool(b) => Ok(b),
-            other => Err(Mismatch::new("bool", &other)),
-        }
-    }
-    fn to_value(&self) -> Value {
-        Value::Bool(*self)
-    }
-}
-
-impl Typed for Map {
-    fn fits(value: &Value) -> bool {
-        matches!(value, Value::Map(_))
-    }
-    fn from_value(value: Value) -> Result<Self, Mismatch> {
-        match value {
-            Value::Map(m) => Ok(m),
-            other => Err(Mismatch::new("Map", &other)),
-        }
-    }
-    fn to_value(&self) -> Value {
-        Value::Map(self.clone())
-    }
-}
-
 impl<T: Typed> Typed for Vec<T> {
     fn fits(value: &Value) -> bool {
         matches!(value, Value::List(items) if items.iter().all(T::fits))
@@ -276,6 +223,15 @@ pub struct ToolCall {
 }
 
 impl ToolCall {
+    /// The tool calls in a `tool_calls` value: a list of calls, or one call.
+    pub fn all_in(value: &Value) -> Vec<ToolCall> {
+        match value {
+            Value::List(items) => items.iter().filter_map(ToolCall::from_value).collect(),
+            item @ Value::Map(_) => ToolCall::from_value(item).into_iter().collect(),
+            _ => Vec::new(),
+        }
+    }
+
     /// Reads a tool call from a message's `tool_calls` item: the OpenAI
     /// shape `{"type": "function", "function": {"name", "arguments"}}`, or
     /// the flat `{"name", "arguments"}`. `None` if there is no string name.
@@ -367,11 +323,8 @@ impl AssistantMessage for Map {
     }
 
     fn tool_calls(&self) -> Vec<ToolCall> {
-        match self.get("tool_calls") {
-            Some(Value::List(items)) => items.iter().filter_map(ToolCall::from_value).collect(),
-            Some(item @ Value::Map(_)) => ToolCall::from_value(item).into_iter().collect(),
-            _ => Vec::new(),
-        }
+        self.get("tool_calls")
+            .map_or_else(Vec::new, ToolCall::all_in)
     }
 
     fn to_value(&self) -> Value {

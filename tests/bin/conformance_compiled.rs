@@ -14,7 +14,7 @@ mod compiled {
 }
 use compiled::Model;
 
-retort_tests::compiled_runner!(Compiled, Model);
+retort_tests::compiled_runner!(Compiled, Model, compiled::ModelParser);
 
 fn main() -> ExitCode {
     let Some(path) = std::env::args_os().nth(1) else {

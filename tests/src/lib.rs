@@ -55,14 +55,48 @@ pub fn run_file(path: &Path, templates: &Path) -> (usize, Vec<String>) {
 }
 
 /// Runs generations through compiled parsers (the enums that
-/// `retort_codegen::Builder` generates) in the conformance result format.
-/// The message goes through its typed form (`Message::to_value`), so the
-/// typed conversion is checked on every case too.
+/// `retort_codegen::Builder` generates) in the conformance result format,
+/// through the same driver as the run-time parser. The message goes through
+/// its typed form (`to_value`), so the typed conversion is checked on every
+/// case too.
 #[macro_export]
 macro_rules! compiled_runner {
-    ($runner:ident, $model:ty) => {
+    ($runner:ident, $model:ty, $parser:ty) => {
         /// A compiled template as a conformance runner.
         pub struct $runner(pub $model);
+
+        impl retort::conformance::Session for $parser {
+            fn initial(&self) -> Vec<retort::OwnedEvent> {
+                self.initial_events().to_vec()
+            }
+            fn feed_into(
+                &mut self,
+                piece: &str,
+                out: &mut Vec<retort::OwnedEvent>,
+            ) -> Result<(), retort::ParseError> {
+                out.extend(self.feed(piece)?.iter().map(|e| e.to_owned_event()));
+                Ok(())
+            }
+            fn finish_into(
+                &mut self,
+                out: &mut Vec<retort::OwnedEvent>,
+            ) -> Result<retort::Map, retort::ParseError> {
+                #[allow(unused_imports)]
+                use retort::AssistantMessage as _;
+                let (message, events) = self.finalize()?;
+                out.extend(events.iter().map(|e| e.to_owned_event()));
+                match message.to_value() {
+                    retort::Value::Map(m) => Ok(m),
+                    other => Err(retort::ParseError {
+                        kind: retort::ParseErrorKind::Internal,
+                        field: None,
+                        offset: 0,
+                        raw: other.to_json_string(),
+                        message: "a typed message is not a dict".into(),
+                    }),
+                }
+            }
+        }
 
         impl retort::conformance::Runner for $runner {
             fn run(
@@ -71,34 +105,11 @@ macro_rules! compiled_runner {
                 tools: Option<&retort::Value>,
                 chunks: &[&str],
             ) -> retort::Value {
-                use retort::AssistantMessage as _;
-                use retort::conformance::{run_error, run_ok};
                 let parser = match tools {
                     Some(tools) => self.0.parser_with_tools(prefix, tools),
                     None => self.0.parser(prefix),
                 };
-                let mut p = match parser {
-                    Ok(p) => p,
-                    Err(e) => return run_error(&e, "init", None),
-                };
-                let initial = p.initial_events().to_vec();
-                let mut events: Vec<retort::OwnedEvent> = Vec::new();
-                for piece in chunks {
-                    match p.feed(piece) {
-                        Ok(evs) => events.extend(evs.iter().map(|e| e.to_owned_event())),
-                        Err(e) => return run_error(&e, "feed", Some(&initial)),
-                    }
-                }
-                match p.finalize() {
-                    Ok((message, evs)) => {
-                        events.extend(evs.iter().map(|e| e.to_owned_event()));
-                        match message.to_value() {
-                            retort::Value::Map(m) => run_ok(&initial, &events, m),
-                            other => other,
-                        }
-                    }
-                    Err(e) => run_error(&e, "finalize", Some(&initial)),
-                }
+                retort::conformance::run_session(parser, chunks)
             }
         }
     };
