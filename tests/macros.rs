@@ -72,7 +72,7 @@ impl AnyParser {
             AnyParser::Coder(p) => p.initial_events(),
         }
     }
-    fn feed(&mut self, text: &str) -> Result<retort::Events<'_>, retort::ParseError> {
+    fn feed<'a>(&'a mut self, text: &'a str) -> Result<retort::Events<'a>, retort::ParseError> {
         Ok(match self {
             AnyParser::Smollm3(p) => p.feed(text)?.untyped(),
             AnyParser::GptOss(p) => p.feed(text)?.untyped(),

@@ -391,7 +391,7 @@ impl Builder {
 
                 /// Feeds the next piece of the generation (events name fields
                 /// by string, as the field enums differ per template).
-                pub fn feed(&mut self, text: &str) -> ::core::result::Result<#kr::Events<'_>, #kr::ParseError> {
+                pub fn feed<'a>(&'a mut self, text: &'a str) -> ::core::result::Result<#kr::Events<'a>, #kr::ParseError> {
                     match self { #(#any_parser::#variants(p) => p.feed(text).map(|e| e.untyped()),)* }
                 }
 

@@ -378,7 +378,7 @@ pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream
                 }
 
                 /// Feeds the next piece of the generation.
-                pub fn feed(&mut self, text: &str) -> ::core::result::Result<#kr::TypedEvents<'_, Field>, #kr::ParseError> {
+                pub fn feed<'a>(&'a mut self, text: &'a str) -> ::core::result::Result<#kr::TypedEvents<'a, Field>, #kr::ParseError> {
                     ::core::result::Result::Ok(self.inner.feed(text)?.typed())
                 }
 

@@ -266,6 +266,18 @@ impl ContentSpec {
         self.run(Input::Str(text), JSON_MAX_DEPTH)
     }
 
+    /// [`ContentSpec::parse`] of a text the caller gives up: plain text
+    /// becomes the value without a copy. On error the text is handed back.
+    pub fn parse_owned(&self, text: String) -> Result<Value, (ContentError, String)> {
+        match &self.parser {
+            Parser::Text { strip: false } => Ok(Value::Str(text)),
+            Parser::Text { strip: true } if py::strip(&text).len() == text.len() => {
+                Ok(Value::Str(text))
+            }
+            _ => self.parse(&text).map_err(|e| (e, text)),
+        }
+    }
+
     /// `json_depth` is what is left of CPython's recursion limit for
     /// `json.loads` at this nesting of parsers.
     fn run(&self, text: Input<'_>, json_depth: usize) -> Result<Value, PyErr> {

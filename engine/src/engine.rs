@@ -28,11 +28,11 @@
 use crate::event::{Event, OwnedEvent};
 use crate::scan::delimiter::Delimiter;
 use crate::scan::stream::{
-    Decision, Guards, Hay, Kind, ScanError, StreamScan, WatchSet, named_groups,
+    Decision, Guards, Hay, Kind, ScanError, StreamScan, Watch, WatchSet, named_groups,
 };
 use crate::scan::table::MATCH;
 use crate::template::Template;
-use crate::transform::{ToolSchemas, finish_region};
+use crate::transform::{ToolSchemas, finish_region_owned};
 use crate::typed::FieldId;
 use crate::value::{Map, Value};
 
@@ -108,8 +108,20 @@ enum RawEvent {
     },
     Close {
         field: u16,
-        value: usize,
+        value: ValueSlot,
     },
+}
+
+/// Where the value of a close event lives: moved into the message being
+/// built (no copy) or, when the message's entry changed later in the same
+/// call, kept aside.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ValueSlot {
+    /// `values[i]`.
+    Aside(usize),
+    /// The message's entry at this index; with `Some(j)`, item `j` of the
+    /// list there (`repeats`).
+    Output(usize, Option<usize>),
 }
 
 /// The text the parser holds: a window of the parser's text, addressed by
@@ -118,20 +130,36 @@ enum RawEvent {
 struct TextBuf {
     buf: String,
     base: usize,
+    /// The byte before `buf` (`None` at offset 0).
+    before: Option<u8>,
 }
 
 impl TextBuf {
     fn len(&self) -> usize {
         self.base + self.buf.len()
     }
-    fn slice(&self, a: usize, b: usize) -> &str {
-        &self.buf[a - self.base..b - self.base]
-    }
     fn hay(&self) -> Hay<'_> {
         Hay {
             text: &self.buf,
             base: self.base,
+            before: self.before,
         }
+    }
+    /// The last byte of the text.
+    fn last_byte(&self) -> Option<u8> {
+        self.buf.as_bytes().last().copied().or(self.before)
+    }
+    /// Whether the buffer holds text after `pos`.
+    fn holds_after(&self, pos: usize) -> bool {
+        self.len() > pos
+    }
+    /// Replaces the buffer by `text`, which starts at absolute offset `at`
+    /// and follows byte `before`.
+    fn restart(&mut self, at: usize, before: Option<u8>, text: &str) {
+        self.buf.clear();
+        self.buf.push_str(text);
+        self.base = at;
+        self.before = before;
     }
     /// Forgets text before `keep` (kept on a character boundary), when that
     /// frees at least half the buffer, so that the copying is amortised.
@@ -141,6 +169,7 @@ impl TextBuf {
             cut -= 1;
         }
         if cut > 0 && cut * 2 >= self.buf.len() {
+            self.before = Some(self.buf.as_bytes()[cut - 1]);
             self.buf.drain(..cut);
             self.base += cut;
         }
@@ -208,7 +237,11 @@ pub struct Parser<'t> {
 pub struct Events<'p> {
     raw: &'p [RawEvent],
     values: &'p [Value],
-    text: &'p TextBuf,
+    output: &'p Map,
+    /// The text the chunks of this call lie in, starting at absolute
+    /// offset `src_base`: the caller's piece or the parser's buffer.
+    src: &'p str,
+    src_base: usize,
     t: &'p Template,
 }
 
@@ -240,14 +273,29 @@ impl<'p> Events<'p> {
             RawEvent::Open(f) => Event::RegionOpen { field: f },
             RawEvent::Chunk { field, start, end } => Event::RegionChunk {
                 field,
-                text: self.text.slice(start, end),
+                text: &self.src[start - self.src_base..end - self.src_base],
                 dirty: self.t.fields[field as usize].dirty,
             },
             RawEvent::Close { field, value } => Event::RegionClose {
                 field,
-                value: &self.values[value],
+                value: self.value(value),
             },
         }
+    }
+
+    fn value(&self, slot: ValueSlot) -> &'p Value {
+        static MISSING: Value = Value::Null;
+        let found = match slot {
+            ValueSlot::Aside(i) => self.values.get(i),
+            ValueSlot::Output(k, item) => match (self.output.get_index(k), item) {
+                (Some((_, v)), None) => Some(v),
+                (Some((_, Value::List(items))), Some(j)) => items.get(j),
+                _ => None,
+            },
+        };
+        // Slots are made together with the values they point at, so the
+        // lookup always succeeds.
+        found.unwrap_or(&MISSING)
     }
 
     /// The events with their fields typed as `F` (a generated `Field` enum).
@@ -411,12 +459,9 @@ impl<'t> Parser<'t> {
             body: String::new(),
             body_start: 0,
             captures: Vec::new(),
-            output: t.defaults.clone(),
+            output: Map::new(),
             scan: StreamScan::default(),
-            guards: GuardState {
-                states: t.trackers.tables.iter().map(|tb| tb.start(None)).collect(),
-                ..GuardState::default()
-            },
+            guards: GuardState::default(),
             stuck: false,
             finalized: false,
             failed: None,
@@ -426,12 +471,15 @@ impl<'t> Parser<'t> {
             initial: Vec::new(),
             pending_utf8: Vec::new(),
         };
+        if !t.trackers.tables.is_empty() {
+            p.guards.states = t.trackers.tables.iter().map(|tb| tb.start(None)).collect();
+        }
         let truncated = truncate_past_last_anchor(&t.start_anchor, prefix)?;
         if !truncated.is_empty() {
             p.text.buf.push_str(truncated);
             p.track(0);
-            p.consume_prefix()?;
-            let events = p.events();
+            p.with_buffer(|p, src| p.consume_prefix(src))?;
+            let events = p.events(p.text.hay());
             p.initial = events.to_vec();
             p.raw.clear();
             p.values.clear();
@@ -459,29 +507,70 @@ impl<'t> Parser<'t> {
         self.t
     }
 
+    /// Reserves room for `additional` more bytes of region text, so that
+    /// streaming that much text into a region allocates nothing (a server
+    /// that knows its token limit can call this once).
+    pub fn reserve(&mut self, additional: usize) {
+        self.body.reserve(additional);
+    }
+
     /// Feeds the next piece of the generation and returns the events it
-    /// produced. The events borrow the parser until the next call.
-    pub fn feed(&mut self, text: &str) -> Result<Events<'_>, ParseError> {
+    /// produced. The events borrow the parser and the piece until the next
+    /// call.
+    ///
+    /// When the parser holds no undecided text, the piece is scanned where it
+    /// lies and only region text is copied (into the region's body); text
+    /// that might start a delimiter is kept until the next call decides it.
+    pub fn feed<'a>(&'a mut self, text: &'a str) -> Result<Events<'a>, ParseError> {
         self.begin_call()?;
-        if !self.stuck && !text.is_empty() {
-            let from = self.text.len();
-            self.text.buf.push_str(text);
-            self.track(from);
-            if let Err(e) = self.process(false) {
+        if self.stuck || text.is_empty() {
+            return Ok(self.events(self.text.hay()));
+        }
+        if self.t.scan_in_place && !self.text.holds_after(self.pos) {
+            let src = Hay {
+                text,
+                base: self.text.len(),
+                before: self.text.last_byte(),
+            };
+            let done = self.process(src, false);
+            // Keep what the scanner holds (and the byte before it).
+            let keep = self.pos.clamp(src.base, src.len());
+            let before = src.prev_byte(keep);
+            self.text.restart(keep, before, src.slice(keep, src.len()));
+            if let Err(e) = done {
                 return Err(self.fail(e));
             }
+            return Ok(self.events(src));
         }
-        Ok(self.events())
+        let from = self.text.len();
+        self.text.buf.push_str(text);
+        self.track(from);
+        if let Err(e) = self.with_buffer(|p, src| p.process(src, false)) {
+            return Err(self.fail(e));
+        }
+        Ok(self.events(self.text.hay()))
     }
 
     /// Feeds raw bytes. A UTF-8 sequence split across calls is kept until its
     /// end arrives; bytes that are not UTF-8 are an error.
     pub fn feed_bytes(&mut self, bytes: &[u8]) -> Result<Events<'_>, ParseError> {
-        let mut data = std::mem::take(&mut self.pending_utf8);
-        data.extend_from_slice(bytes);
-        let valid = match std::str::from_utf8(&data) {
-            Ok(_) => data.len(),
-            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+        self.begin_call()?;
+        let joined;
+        let data: &[u8] = if self.pending_utf8.is_empty() {
+            bytes
+        } else {
+            let mut d = std::mem::take(&mut self.pending_utf8);
+            d.extend_from_slice(bytes);
+            joined = d;
+            &joined
+        };
+        let (valid, tail) = match std::str::from_utf8(data) {
+            Ok(s) => (s, &[][..]),
+            Err(e) if e.error_len().is_none() => {
+                let (head, tail) = data.split_at(e.valid_up_to());
+                // `head` was just checked.
+                (std::str::from_utf8(head).unwrap_or_default(), tail)
+            }
             Err(e) => {
                 let at = self.text.len() + e.valid_up_to();
                 let bad = e.error_len().unwrap_or(1);
@@ -496,17 +585,18 @@ impl<'t> Parser<'t> {
                 }));
             }
         };
-        let tail = data.split_off(valid);
-        let text = String::from_utf8(data).map_err(|_| ParseError {
-            kind: ParseErrorKind::Internal,
-            field: None,
-            offset: self.text.len(),
-            raw: String::new(),
-            message: "UTF-8 prefix check failed".into(),
-        })?;
-        self.pending_utf8 = tail;
-        // `feed` borrows self for the result, so copy the text in first.
-        self.feed(&text)
+        self.pending_utf8.extend_from_slice(tail);
+        if self.stuck || valid.is_empty() {
+            return Ok(self.events(self.text.hay()));
+        }
+        // The bytes do not outlive the call: scan them in the buffer.
+        let from = self.text.len();
+        self.text.buf.push_str(valid);
+        self.track(from);
+        if let Err(e) = self.with_buffer(|p, src| p.process(src, false)) {
+            return Err(self.fail(e));
+        }
+        Ok(self.events(self.text.hay()))
     }
 
     /// Ends the generation: settles what was held, closes the open region,
@@ -526,15 +616,18 @@ impl<'t> Parser<'t> {
         }
         if !self.stuck {
             self.end_guards();
-            if let Err(e) = self.process(true) {
+            if let Err(e) = self.with_buffer(|p, src| p.process(src, true)) {
                 return Err(self.fail(e));
             }
         }
+        let defaults = &self.t.defaults;
         let missing: Vec<String> = self
             .t
             .fields
             .iter()
-            .filter(|f| !f.optional && !self.output.contains_key(&f.name))
+            .filter(|f| {
+                !f.optional && !self.output.contains_key(&f.name) && !defaults.contains_key(&f.name)
+            })
             .map(|f| f.name.clone())
             .collect();
         if !missing.is_empty() {
@@ -556,13 +649,40 @@ impl<'t> Parser<'t> {
             return Err(self.fail(e));
         }
         self.finalized = true;
-        let defaults = &self.t.defaults;
-        let output = std::mem::take(&mut self.output);
-        let message: Map = output
-            .into_iter()
-            .filter(|(k, v)| defaults.contains_key(k) || !v.is_empty_value())
-            .collect();
-        Ok((message, self.events()))
+        // The last events must not point into the message, which moves out.
+        self.detach(|_| true);
+        // The reference starts from a copy of the defaults and drops empty
+        // values of other keys at the end. The defaults are applied here
+        // rather than copied into every parser at construction.
+        let mut output = std::mem::take(&mut self.output);
+        let mut message = Map::with_capacity(defaults.len() + output.len());
+        for (k, default) in defaults {
+            let v = match output.get_mut(k) {
+                Some(v) => std::mem::replace(v, Value::Null),
+                None => default.clone(),
+            };
+            message.insert(k.clone(), v);
+        }
+        for (k, v) in output {
+            if !defaults.contains_key(&k) && !v.is_empty_value() {
+                message.insert(k, v);
+            }
+        }
+        Ok((message, self.events(self.text.hay())))
+    }
+
+    /// Runs `f` over the buffered text (taken out of `self` meanwhile, so
+    /// that `f` may change the rest of the parser).
+    fn with_buffer<R>(&mut self, f: impl FnOnce(&mut Self, Hay<'_>) -> R) -> R {
+        let buf = std::mem::take(&mut self.text.buf);
+        let src = Hay {
+            text: &buf,
+            base: self.text.base,
+            before: self.text.before,
+        };
+        let r = f(self, src);
+        self.text.buf = buf;
+        r
     }
 
     fn begin_call(&mut self) -> Result<(), ParseError> {
@@ -595,11 +715,13 @@ impl<'t> Parser<'t> {
         e
     }
 
-    fn events(&self) -> Events<'_> {
+    fn events<'a>(&'a self, src: Hay<'a>) -> Events<'a> {
         Events {
             raw: &self.raw,
             values: &self.values,
-            text: &self.text,
+            output: &self.output,
+            src: src.text,
+            src_base: src.base,
             t: self.t,
         }
     }
@@ -665,8 +787,9 @@ impl<'t> Parser<'t> {
 
     // ----- regions ---------------------------------------------------------
 
-    /// Routes text `[a, b)` to the current region (dropped if there is none).
-    fn route(&mut self, a: usize, b: usize) {
+    /// Routes text `[a, b)` of `src` to the current region (dropped if there
+    /// is none).
+    fn route(&mut self, src: Hay<'_>, a: usize, b: usize) {
         let Some(f) = self.current else { return };
         if a >= b {
             return;
@@ -676,7 +799,7 @@ impl<'t> Parser<'t> {
             self.opened = true;
             self.body_start = a;
         }
-        self.body.push_str(self.text.slice(a, b));
+        self.body.push_str(src.slice(a, b));
         // Adjacent pieces of one region are one chunk.
         if let Some(RawEvent::Chunk { field, end, .. }) = self.raw.last_mut()
             && *field == f
@@ -710,71 +833,130 @@ impl<'t> Parser<'t> {
         self.opened = false;
     }
 
+    /// Moves the values of this call's close events that live in the
+    /// message entries selected by `which` aside, before those entries
+    /// change or move.
+    fn detach(&mut self, which: impl Fn(usize) -> bool) {
+        for r in &mut self.raw {
+            if let RawEvent::Close { value, .. } = r
+                && let ValueSlot::Output(k, item) = *value
+                && which(k)
+            {
+                let v = match (self.output.get_index(k), item) {
+                    (Some((_, v)), None) => v.clone(),
+                    (Some((_, Value::List(items))), Some(j)) => {
+                        items.get(j).cloned().unwrap_or(Value::Null)
+                    }
+                    _ => Value::Null,
+                };
+                self.values.push(v);
+                *value = ValueSlot::Aside(self.values.len() - 1);
+            }
+        }
+    }
+
     fn close_current(&mut self) -> Result<(), ParseError> {
         let Some(f) = self.current.filter(|_| self.opened) else {
             self.reset_to_implicit();
             return Ok(());
         };
         let field = &self.t.fields[f as usize];
-        let value = finish_region(
+        let value = finish_region_owned(
             &field.content,
             field.transform.as_ref(),
             field.transform_each,
-            &self.body,
+            std::mem::take(&mut self.body),
             &self.captures,
             &field.name,
             self.tools.as_ref(),
         )
-        .map_err(|e| self.field_error(&field.name, e.to_string()))?;
-        if let Some(sep) = &field.join {
-            let Value::Str(piece) = &value else {
-                return Err(self.field_error(
-                    &field.name,
-                    format!(
-                        "Field '{}': 'join' requires each match to parse to a string, got {}.",
-                        field.name,
-                        value.type_name()
-                    ),
-                ));
+        .map_err(|(e, body)| {
+            self.body = body;
+            self.field_error(&field.name, e.to_string())
+        })?;
+        let name = &field.name;
+        let existing = self.output.get_index_of(name);
+        let slot = if let Some(sep) = &field.join {
+            let Value::Str(piece) = value else {
+                let message = format!(
+                    "Field '{name}': 'join' requires each match to parse to a string, got {}.",
+                    value.type_name()
+                );
+                return Err(self.field_error(name, message));
             };
-            let joined = match self.output.get(&field.name) {
-                // Python's `previous is None` test: a default of `null` counts
-                // as no previous value; any other previous value must be a
-                // string to concatenate.
-                None | Some(Value::Null) => piece.clone(),
-                Some(Value::Str(prev)) => format!("{prev}{sep}{piece}"),
-                Some(other) => {
-                    return Err(self.field_error(
-                        &field.name,
-                        format!(
-                            "can only concatenate str (not \"{}\") to str in field '{}'",
-                            other.type_name(),
-                            field.name
-                        ),
-                    ));
+            // Python's `previous is None` test: a default of `null` counts
+            // as no previous value; any other previous value must be a
+            // string to concatenate.
+            let previous = match existing {
+                Some(k) => self.output.get_index(k).map(|(_, v)| v),
+                None => self.t.defaults.get(name),
+            };
+            match previous {
+                None | Some(Value::Null) => {
+                    if let Some(k) = existing {
+                        self.detach(|i| i == k);
+                    }
+                    let (k, _) = self.output.insert_full(name.clone(), Value::Str(piece));
+                    ValueSlot::Output(k, None)
                 }
-            };
-            self.output.insert(field.name.clone(), Value::Str(joined));
+                Some(Value::Str(prev)) => {
+                    let mut joined = String::with_capacity(prev.len() + sep.len() + piece.len());
+                    joined.push_str(prev);
+                    joined.push_str(sep);
+                    joined.push_str(&piece);
+                    if let Some(k) = existing {
+                        self.detach(|i| i == k);
+                    }
+                    self.output.insert(name.clone(), Value::Str(joined));
+                    self.values.push(Value::Str(piece));
+                    ValueSlot::Aside(self.values.len() - 1)
+                }
+                Some(other) => {
+                    let message = format!(
+                        "can only concatenate str (not \"{}\") to str in field '{name}'",
+                        other.type_name()
+                    );
+                    return Err(self.field_error(name, message));
+                }
+            }
         } else if field.repeats {
-            match self.output.get_mut(&field.name) {
-                Some(Value::List(items)) => items.push(value.clone()),
-                None => {
-                    self.output
-                        .insert(field.name.clone(), Value::List(vec![value.clone()]));
+            let k = match existing {
+                Some(k) => k,
+                None => match self.t.defaults.get(name) {
+                    // `append` to the default's list (a copy of it).
+                    Some(default) => self.output.insert_full(name.clone(), default.clone()).0,
+                    None => {
+                        self.output
+                            .insert_full(name.clone(), Value::List(Vec::new()))
+                            .0
+                    }
+                },
+            };
+            match self.output.get_index_mut(k) {
+                Some((_, Value::List(items))) => {
+                    items.push(value);
+                    ValueSlot::Output(k, Some(items.len() - 1))
                 }
-                Some(other) => {
+                Some((_, other)) => {
                     let message =
                         format!("'{}' object has no attribute 'append'", other.type_name());
-                    return Err(self.field_error(&field.name, message));
+                    return Err(self.field_error(name, message));
+                }
+                None => {
+                    self.values.push(value);
+                    ValueSlot::Aside(self.values.len() - 1)
                 }
             }
         } else {
-            self.output.insert(field.name.clone(), value.clone());
-        }
-        self.values.push(value);
+            if let Some(k) = existing {
+                self.detach(|i| i == k);
+            }
+            let (k, _) = self.output.insert_full(name.clone(), value);
+            ValueSlot::Output(k, None)
+        };
         self.raw.push(RawEvent::Close {
             field: f,
-            value: self.values.len() - 1,
+            value: slot,
         });
         self.reset_to_implicit();
         Ok(())
@@ -794,13 +976,13 @@ impl<'t> Parser<'t> {
     /// nothing).
     fn commit(
         &mut self,
-        kind: Kind,
-        field: u16,
+        src: Hay<'_>,
+        w: Watch,
         start: usize,
         end: usize,
         captures: Vec<(String, String)>,
     ) -> Result<bool, ParseError> {
-        self.route(self.pos, start);
+        self.route(src, self.pos, start);
         if start == end && end == self.pos {
             self.idle_commits += 1;
             // Every state of the region machine has been visited at this
@@ -808,7 +990,7 @@ impl<'t> Parser<'t> {
             if self.idle_commits > 2 * (self.t.fields.len() + 2) {
                 return Err(ParseError {
                     kind: ParseErrorKind::NoProgress,
-                    field: Some(self.t.fields[field as usize].name.clone()),
+                    field: Some(self.t.fields[w.field as usize].name.clone()),
                     offset: start,
                     raw: String::new(),
                     message: format!("delimiters keep matching the empty string at byte {start}"),
@@ -818,10 +1000,10 @@ impl<'t> Parser<'t> {
             self.idle_commits = 0;
         }
         self.pos = end;
-        match kind {
+        match w.kind {
             Kind::Open => {
                 self.close_current()?;
-                self.open_explicit(field, captures, end);
+                self.open_explicit(w.field, captures, end);
                 Ok(true)
             }
             Kind::Close => {
@@ -834,16 +1016,15 @@ impl<'t> Parser<'t> {
 
     // ----- the generation: streaming scan -----------------------------------
 
-    fn process(&mut self, eos: bool) -> Result<(), ParseError> {
+    fn process(&mut self, src: Hay<'_>, eos: bool) -> Result<(), ParseError> {
         loop {
             let ws = self.watch_set();
             let delims: &[Delimiter] = &self.t.delimiters;
-            let hay = self.text.hay();
-            self.scan.advance(ws, delims, &hay, &self.guards, eos);
+            self.scan.advance(ws, delims, &src, &self.guards, eos);
             let decision = self
                 .scan
-                .decide(ws, delims, &hay, eos)
-                .map_err(|e| self.scan_error(e))?;
+                .decide(ws, delims, &src, eos)
+                .map_err(|e| self.scan_error(src, e))?;
             match decision {
                 Decision::Commit {
                     entry,
@@ -851,8 +1032,7 @@ impl<'t> Parser<'t> {
                     end,
                     captures,
                 } => {
-                    let w = ws.entries[entry];
-                    if !self.commit(w.kind, w.field, start, end, captures)? {
+                    if !self.commit(src, ws.entries[entry], start, end, captures)? {
                         // The reference stops its loop here and finds the
                         // same match on every later call: nothing more is
                         // read.
@@ -864,12 +1044,12 @@ impl<'t> Parser<'t> {
                 }
                 Decision::Hold(hold) => {
                     if eos {
-                        let len = self.text.len();
-                        self.route(self.pos, len);
+                        let len = src.len();
+                        self.route(src, self.pos, len);
                         self.pos = len;
                         self.close_current()?;
                     } else if hold > self.pos {
-                        self.route(self.pos, hold);
+                        self.route(src, self.pos, hold);
                         self.pos = hold;
                     }
                     return Ok(());
@@ -878,20 +1058,21 @@ impl<'t> Parser<'t> {
         }
     }
 
-    fn scan_error(&self, e: ScanError) -> ParseError {
+    fn scan_error(&self, src: Hay<'_>, e: ScanError) -> ParseError {
+        let raw = src.slice(self.pos.max(src.base), src.len()).to_owned();
         match e {
             ScanError::Budget => ParseError {
                 kind: ParseErrorKind::MatcherBudget,
                 field: self.current.map(|f| self.t.fields[f as usize].name.clone()),
                 offset: self.pos,
-                raw: self.text.slice(self.pos, self.text.len()).to_owned(),
+                raw,
                 message: "a delimiter pattern needs too many backtracking steps".into(),
             },
             ScanError::Disagree { pattern, at } => ParseError {
                 kind: ParseErrorKind::Internal,
                 field: None,
                 offset: at,
-                raw: self.text.slice(self.pos, self.text.len()).to_owned(),
+                raw,
                 message: format!(
                     "internal: the automaton and the regex disagree on {pattern:?} at byte {at}"
                 ),
@@ -904,12 +1085,12 @@ impl<'t> Parser<'t> {
     /// Processes the truncated prompt exactly as the reference's `feed`
     /// does: per watched delimiter, `search(..., partial=True)`, then its
     /// commit-or-hold rule.
-    fn consume_prefix(&mut self) -> Result<(), ParseError> {
+    fn consume_prefix(&mut self, src: Hay<'_>) -> Result<(), ParseError> {
         let mut cache: Vec<Option<(usize, Option<PartialHit>)>> =
             vec![None; self.t.delimiters.len()];
         loop {
             let ws = self.watch_set();
-            let len = self.text.len();
+            let len = src.len();
             let mut best: Option<(RefKey, usize, PartialHit)> = None;
             let mut hold = len;
             for (k, w) in ws.entries.iter().enumerate() {
@@ -921,8 +1102,8 @@ impl<'t> Parser<'t> {
                     None => true,
                 };
                 if fresh {
-                    let hit = search_partial(d, &self.text.buf, self.pos)
-                        .map_err(|e| self.scan_error(e))?;
+                    let hit = search_partial(d, src.text, self.pos)
+                        .map_err(|e| self.scan_error(src, e))?;
                     *slot = Some((self.pos, hit));
                 }
                 let Some((_, Some(hit))) = slot.clone() else {
@@ -946,13 +1127,13 @@ impl<'t> Parser<'t> {
             match best {
                 Some((_, k, hit)) if hit.start < hold => {
                     let w = ws.entries[k];
-                    if !self.commit(w.kind, w.field, hit.start, hit.end, hit.captures)? {
+                    if !self.commit(src, w, hit.start, hit.end, hit.captures)? {
                         return Ok(());
                     }
                 }
                 _ => {
                     if hold > self.pos {
-                        self.route(self.pos, hold);
+                        self.route(src, self.pos, hold);
                         self.pos = hold;
                     }
                     return Ok(());

@@ -19,7 +19,7 @@
 //! for good, so only undecided starts are tried again when text arrives.
 
 use crate::pyre::MatchError;
-use crate::scan::delimiter::{Delimiter, Matcher};
+use crate::scan::delimiter::{Delimiter, DelimiterSource, Matcher};
 use crate::scan::table::{CERTAIN, DfaTable, FUT, LATER, MATCH};
 
 /// Whether a watched delimiter opens or closes its field's region.
@@ -56,6 +56,10 @@ pub struct WatchSet {
     /// The distinct bytes of `first_bytes` when there are at most three
     /// (then `memchr` does the skipping).
     pub few_bytes: Vec<u8>,
+    /// Set when the watch set is one literal (the close of most regions):
+    /// the scanner then searches for it with `memmem` instead of running
+    /// automaton threads.
+    pub literal: Option<memchr::memmem::Finder<'static>>,
 }
 
 impl WatchSet {
@@ -70,10 +74,27 @@ impl WatchSet {
         }
         let set: Vec<u8> = (0..=255u8).filter(|&b| first_bytes[b as usize]).collect();
         let few_bytes = if set.len() <= 3 { set } else { Vec::new() };
+        let literal = match entries.as_slice() {
+            [w] => {
+                let d = &delims[w.delim as usize];
+                match (&d.source, &d.matcher) {
+                    // A literal has no captures, no lookaround and no
+                    // context: finding it is all there is to do.
+                    (DelimiterSource::Literals(lits), Matcher::Dfa(_))
+                        if lits.len() == 1 && !lits[0].is_empty() && !d.needs_regex_at_commit =>
+                    {
+                        Some(memchr::memmem::Finder::new(lits[0].as_bytes()).into_owned())
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
         WatchSet {
             entries,
             first_bytes,
             few_bytes,
+            literal,
         }
     }
 }
@@ -132,23 +153,37 @@ struct PatScan {
 
 /// The bytes of the text that the scanner reads, addressed by absolute
 /// offset.
+#[derive(Clone, Copy, Debug)]
 pub struct Hay<'a> {
     /// The retained text.
     pub text: &'a str,
     /// Absolute offset of `text[0]`.
     pub base: usize,
+    /// The byte before `text[0]` (`None` at offset 0): start states depend
+    /// on it.
+    pub before: Option<u8>,
 }
 
-impl Hay<'_> {
-    fn len(&self) -> usize {
+impl<'a> Hay<'a> {
+    /// Absolute offset of the end of the text.
+    pub fn len(&self) -> usize {
         self.base + self.text.len()
+    }
+    /// The text between absolute offsets `a` and `b`.
+    pub fn slice(&self, a: usize, b: usize) -> &'a str {
+        &self.text[a - self.base..b - self.base]
     }
     fn byte(&self, abs: usize) -> u8 {
         self.text.as_bytes()[abs - self.base]
     }
+    /// The byte before absolute offset `abs` (`None` at offset 0).
+    pub fn prev_byte(&self, abs: usize) -> Option<u8> {
+        self.prev(abs)
+    }
+    #[inline]
     fn prev(&self, abs: usize) -> Option<u8> {
-        if abs == 0 {
-            None
+        if abs == self.base {
+            self.before
         } else {
             Some(self.byte(abs - 1))
         }
@@ -207,10 +242,15 @@ impl StreamScan {
         eos: bool,
     ) {
         let len = hay.len();
+        if let Some(finder) = &ws.literal {
+            self.advance_literal(finder, hay, eos);
+            return;
+        }
         let bytes = hay.text.as_bytes();
         let mut i = self.frontier;
+        let mut idle = self.idle();
         while i < len {
-            if self.idle() {
+            if idle {
                 i = skip(ws, bytes, hay.base, i);
                 if i >= len {
                     break;
@@ -218,21 +258,25 @@ impl StreamScan {
             }
             let b = hay.byte(i);
             let boundary = (b & 0xC0) != 0x80;
-            let prev = hay.prev(i);
+            idle = true;
             for (k, w) in ws.entries.iter().enumerate() {
-                let Matcher::Dfa(branches) = &delims[w.delim as usize].matcher else {
+                let d = &delims[w.delim as usize];
+                let Matcher::Dfa(branches) = &d.matcher else {
                     continue;
                 };
                 let p = &mut self.pats[k];
                 if p.best.is_some() {
                     continue;
                 }
-                if boundary {
-                    spawn(p, branches, i, prev, guards);
+                // A thread started on a byte outside the delimiter's first
+                // bytes dies on it without recording a match: skip it.
+                if boundary && d.first_bytes[b as usize] {
+                    spawn(p, branches, i, hay.prev(i), guards);
                 }
                 if p.threads.is_empty() {
                     continue;
                 }
+                let mut changed = false;
                 for t in p.threads.iter_mut() {
                     if t.settled {
                         continue;
@@ -245,9 +289,13 @@ impl StreamScan {
                         t.rec = Some(i);
                     }
                     settle(t, f, i + 1);
+                    changed |= t.settled;
                 }
-                dedup(&mut p.threads);
+                if changed || p.threads.len() > 1 {
+                    dedup(&mut p.threads);
+                }
                 update_best(p);
+                idle &= p.threads.is_empty();
             }
             i += 1;
         }
@@ -281,6 +329,47 @@ impl StreamScan {
         }
     }
 
+    /// The one-literal watch set: the leftmost occurrence at or after the
+    /// frontier, else the earliest start of a proper prefix of the literal
+    /// at the end of the text (which must be held).
+    fn advance_literal(&mut self, finder: &memchr::memmem::Finder<'_>, hay: &Hay<'_>, eos: bool) {
+        let len = hay.len();
+        let p = &mut self.pats[0];
+        if p.best.is_some() {
+            return;
+        }
+        let from = self.frontier.max(hay.base);
+        let rest = &hay.text.as_bytes()[from - hay.base..];
+        self.bytes_read += rest.len() as u64;
+        let lit = finder.needle();
+        if let Some(off) = finder.find(rest) {
+            let start = from + off;
+            p.best = Some(Found {
+                start,
+                end: start + lit.len(),
+            });
+            self.frontier = len;
+            return;
+        }
+        // No whole occurrence: only the last `lit.len() - 1` bytes can begin
+        // one, and they are read again when more text comes.
+        let mut hold = len;
+        if !eos {
+            let tail_from = from.max(len.saturating_sub(lit.len() - 1));
+            for start in tail_from..len {
+                if lit.starts_with(&hay.text.as_bytes()[start - hay.base..]) {
+                    hold = start;
+                    break;
+                }
+            }
+        }
+        p.bt_pending = (hold < len).then_some(hold);
+        self.frontier = hold;
+        if eos {
+            self.ended = true;
+        }
+    }
+
     /// Bytes read so far, counting re-reads: the measure of scanning work.
     pub fn bytes_read(&self) -> u64 {
         self.bytes_read
@@ -300,6 +389,19 @@ impl StreamScan {
         eos: bool,
     ) -> Result<Decision, ScanError> {
         let len = hay.len();
+        if ws.literal.is_some() {
+            let p = &self.pats[0];
+            return Ok(match &p.best {
+                Some(f) => Decision::Commit {
+                    entry: 0,
+                    start: f.start,
+                    end: f.end,
+                    captures: Vec::new(),
+                },
+                None if eos => Decision::Hold(len),
+                None => Decision::Hold(p.bt_pending.unwrap_or(len)),
+            });
+        }
         let mut hold = if eos { usize::MAX } else { len };
         // Backtracking delimiters: settle starts in order until one matches
         // or one depends on text not yet seen.
@@ -596,7 +698,11 @@ mod tests {
         let ws = WatchSet::new(entries, delims);
         let mut scan = StreamScan::default();
         scan.reset(&ws, 0);
-        let hay = Hay { text, base: 0 };
+        let hay = Hay {
+            text,
+            base: 0,
+            before: None,
+        };
         scan.advance(&ws, delims, &hay, &NoGuards, eos);
         scan.decide(&ws, delims, &hay, eos)
             .expect("no budget trouble")

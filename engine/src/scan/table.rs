@@ -238,6 +238,12 @@ impl DfaTable {
         }
     }
 
+    /// Whether the start state is the same whatever precedes the start
+    /// position (no `^`, `$`-before or word boundary at the start).
+    pub fn context_free(&self) -> bool {
+        self.start_after.iter().all(|&s| s == self.start_text)
+    }
+
     /// Number of states, the dead state included.
     pub fn state_count(&self) -> usize {
         self.flags.len()

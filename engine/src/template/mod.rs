@@ -16,7 +16,7 @@ pub mod locate;
 
 use crate::content::{ContentSpec, PARSER_NAMES};
 use crate::py::{JsonError, json_loads, truthy};
-use crate::scan::delimiter::{Delimiter, Trackers};
+use crate::scan::delimiter::{Delimiter, Matcher, Trackers};
 use crate::scan::stream::{Kind, Watch, WatchSet};
 use crate::transform::{Transform, validate_transform};
 use crate::value::{Map, Value};
@@ -63,6 +63,10 @@ pub struct Template {
     /// the implicit (or null) region.
     pub(crate) watch_sets: Vec<WatchSet>,
     pub(crate) needs_history: bool,
+    /// Whether the parser may scan a fed piece where it lies: no delimiter
+    /// looks at text before its start (lookbehind, `^`, `\b`, the
+    /// backtracking path), so text already decided can be forgotten.
+    pub(crate) scan_in_place: bool,
 }
 
 struct Problem {
@@ -360,6 +364,11 @@ impl Template {
             .map(|e| WatchSet::new(e, delims))
             .collect();
         let needs_history = delimiters.iter().any(|d| d.needs_history);
+        let scan_in_place = !needs_history
+            && delimiters.iter().all(|d| match &d.matcher {
+                Matcher::Dfa(branches) => branches.iter().all(|b| b.table.context_free()),
+                Matcher::Backtrack => false,
+            });
         Template {
             defaults,
             fields,
@@ -369,6 +378,7 @@ impl Template {
             trackers,
             watch_sets,
             needs_history,
+            scan_in_place,
         }
     }
 

@@ -1,0 +1,355 @@
+//! Runs the reference and retort on the same workloads, in one run, and
+//! prints a table (or JSON lines with `--json`): bytes, seconds, MB/s and the
+//! speed-up of retort's compiled and run-time parsers over the reference, per
+//! workload and mode; then per-chunk cost against message length, parser
+//! construction time, allocations per feed, and the issue's targets.
+//!
+//! ```text
+//! cargo run --release -p retort-benches --bin compare -- [--json] [--no-reference]
+//! ```
+//!
+//! The reference runs through `../shared/reference/setup.sh` (a pinned
+//! transformers in a venv) and `../shared/bench/reference_bench.py`, on the
+//! workloads this crate generates, written to `target/bench-workloads`, with
+//! the repository's template files.
+
+use clap::Parser as _;
+use retort_benches::{Kind, Mode, Parsers, Workload, reasoning_qwen3, workloads};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// Counts allocations (including reallocations) so that the command can
+/// report allocations per feed.
+struct Counting;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is forwarded unchanged to the system allocator; the
+// counter is a relaxed atomic that nothing else depends on.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the caller upholds `alloc`'s contract.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from this allocator with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the caller upholds `realloc`'s contract.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Command-line options.
+#[derive(clap::Parser, Debug)]
+#[command(about = "retort against the reference on the benchmark workloads")]
+struct Args {
+    /// Print JSON lines instead of tables.
+    #[arg(long)]
+    json: bool,
+    /// Time retort only.
+    #[arg(long)]
+    no_reference: bool,
+    /// The shared material (reference setup and timing script); default
+    /// `../shared` next to the repository.
+    #[arg(long)]
+    shared: Option<PathBuf>,
+    /// Where the workloads are written.
+    #[arg(long)]
+    workloads: Option<PathBuf>,
+    /// Runs per measurement for the reference (best is kept).
+    #[arg(long, default_value_t = 3)]
+    repeat: usize,
+    /// Shorter timing batches (noisier, for a quick look).
+    #[arg(long)]
+    quick: bool,
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Reference timings: workload -> mode -> seconds.
+type RefTimes = BTreeMap<String, BTreeMap<String, f64>>;
+
+/// Runs the reference's timing script on `dir`; `Err` says why not.
+fn reference(args: &Args, dir: &Path) -> Result<RefTimes, String> {
+    let shared = args
+        .shared
+        .clone()
+        .unwrap_or_else(|| repo().join("../shared"));
+    let setup = shared.join("reference/setup.sh");
+    let script = shared.join("bench/reference_bench.py");
+    for f in [&setup, &script] {
+        if !f.exists() {
+            return Err(format!("{} is missing", f.display()));
+        }
+    }
+    let out = std::process::Command::new("bash")
+        .arg(&setup)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| format!("{}: {e}", setup.display()))?;
+    if !out.status.success() {
+        return Err(format!("{} failed", setup.display()));
+    }
+    let python = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    eprintln!("timing the reference ({python}) ...");
+    let out = std::process::Command::new(&python)
+        .arg(&script)
+        .arg(dir)
+        .arg("--templates")
+        .arg(retort_benches::templates_dir())
+        .arg("--repeat")
+        .arg(args.repeat.to_string())
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| format!("{python}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("{} failed", script.display()));
+    }
+    let mut times = RefTimes::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let row: serde_json::Value =
+            serde_json::from_str(line).map_err(|e| format!("reference output {line:?}: {e}"))?;
+        let name = row["workload"].as_str().unwrap_or_default().to_owned();
+        let modes = times.entry(name).or_default();
+        for mode in Mode::ALL {
+            if let Some(s) = row[format!("{}_s", mode.name())].as_f64() {
+                modes.insert(mode.name(), s);
+            }
+        }
+    }
+    Ok(times)
+}
+
+/// One timed cell.
+struct Row {
+    workload: String,
+    mode: Mode,
+    kind: Kind,
+    bytes: usize,
+    retort_s: f64,
+    reference_s: Option<f64>,
+}
+
+fn mbps(bytes: usize, s: f64) -> f64 {
+    bytes as f64 / s / 1e6
+}
+
+/// Allocations made by `f`.
+fn allocations(f: impl FnOnce()) -> usize {
+    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    f();
+    ALLOCATIONS.load(Ordering::SeqCst) - before
+}
+
+/// Allocations per feed while a compiled Qwen3 parser streams the reasoning
+/// text in 4-character pieces (the first 1000 pieces are not counted: the
+/// region opens there and the buffers reach their working size).
+fn allocations_per_feed(w: &Workload) -> (usize, usize) {
+    let pieces = Mode::Stream(4).pieces(&w.text);
+    let steady = 1000..pieces.len().min(21_000);
+    let mut p = retort_benches::qwen3::Parser::new(&w.prefix).expect("the prompt parses");
+    for piece in &pieces[..steady.start] {
+        p.feed(piece).expect("the workload parses");
+    }
+    let n = allocations(|| {
+        for piece in &pieces[steady.clone()] {
+            std::hint::black_box(p.feed(piece).expect("the workload parses").len());
+        }
+    });
+    (n, steady.len())
+}
+
+fn main() {
+    let args = Args::parse();
+    let (batches, batch) = if args.quick {
+        (3, Duration::from_millis(20))
+    } else {
+        (7, Duration::from_millis(60))
+    };
+    let all = workloads();
+    let dir = args
+        .workloads
+        .clone()
+        .unwrap_or_else(|| repo().join("target/bench-workloads"));
+    if let Err(e) = retort_benches::write_workloads(&dir, &all) {
+        eprintln!("cannot write the workloads to {}: {e}", dir.display());
+        std::process::exit(2);
+    }
+    let reference = if args.no_reference {
+        None
+    } else {
+        match reference(&args, &dir) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                eprintln!("the reference is not timed: {e}");
+                None
+            }
+        }
+    };
+
+    eprintln!("timing retort ...");
+    let mut rows = Vec::new();
+    let mut construct = BTreeMap::new();
+    for w in &all {
+        let parsers = match Parsers::new(w.template) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("{}: {e}", w.name);
+                std::process::exit(2);
+            }
+        };
+        for mode in Mode::ALL {
+            let pieces = mode.pieces(&w.text);
+            let compiled = parsers.run(Kind::Compiled, &w.prefix, &pieces);
+            let runtime = parsers.run(Kind::Runtime, &w.prefix, &pieces);
+            if compiled != runtime {
+                eprintln!(
+                    "{} {}: compiled and run-time parsers disagree",
+                    w.name,
+                    mode.name()
+                );
+                std::process::exit(1);
+            }
+            for kind in [Kind::Compiled, Kind::Runtime] {
+                let s = retort_benches::time_per_call(
+                    || {
+                        parsers.run(kind, &w.prefix, &pieces);
+                    },
+                    batches,
+                    batch,
+                );
+                rows.push(Row {
+                    workload: w.name.clone(),
+                    mode,
+                    kind,
+                    bytes: w.text.len(),
+                    retort_s: s,
+                    reference_s: reference
+                        .as_ref()
+                        .and_then(|r| r.get(&w.name))
+                        .and_then(|m| m.get(&mode.name()))
+                        .copied(),
+                });
+            }
+        }
+        for kind in [Kind::Compiled, Kind::Runtime] {
+            let s = retort_benches::time_per_call(
+                || parsers.construct(kind, &w.prefix),
+                batches,
+                batch,
+            );
+            construct.insert(format!("{}/{}", kind.name(), w.name), s * 1e9);
+        }
+    }
+
+    // Per-chunk cost against message length, 4-character pieces.
+    let parsers = Parsers::new("qwen3").expect("the qwen3 template loads");
+    let mut scaling = Vec::new();
+    for (label, n) in [("10KB", 10_000), ("100KB", 100_000), ("1MB", 1_000_000)] {
+        let w = reasoning_qwen3(label, n, 0);
+        let pieces = Mode::Stream(4).pieces(&w.text);
+        let s = retort_benches::time_per_call(
+            || {
+                parsers.run(Kind::Compiled, &w.prefix, &pieces);
+            },
+            batches,
+            batch,
+        );
+        scaling.push((label, w.text.len(), s * 1e9 / pieces.len() as f64));
+    }
+    let flat = scaling[2].2 / scaling[0].2;
+
+    let qwen = all
+        .iter()
+        .find(|w| w.name == "reasoning-qwen3")
+        .expect("the qwen3 workload exists");
+    let (allocs, feeds) = allocations_per_feed(qwen);
+
+    if args.json {
+        for r in &rows {
+            let line = serde_json::json!({
+                "workload": r.workload,
+                "mode": r.mode.name(),
+                "parser": r.kind.name(),
+                "bytes": r.bytes,
+                "retort_s": r.retort_s,
+                "reference_s": r.reference_s,
+                "speedup": r.reference_s.map(|x| x / r.retort_s),
+            });
+            println!("{line}");
+        }
+        let sizes: Vec<_> = scaling
+            .iter()
+            .map(|(label, bytes, ns)| serde_json::json!({"size": label, "bytes": bytes, "ns_per_chunk": ns}))
+            .collect();
+        println!(
+            "{}",
+            serde_json::json!({"scaling": {"workload": "reasoning-qwen3", "mode": "stream4", "parser": "compiled", "sizes": sizes, "ratio_1MB_10KB": flat}})
+        );
+        println!("{}", serde_json::json!({ "construct_ns": construct }));
+        println!(
+            "{}",
+            serde_json::json!({"allocations": {"workload": "reasoning-qwen3", "mode": "stream4", "parser": "compiled", "feeds": feeds, "allocations": allocs, "per_feed": allocs as f64 / feeds as f64}})
+        );
+        return;
+    }
+
+    println!(
+        "{:<18} {:<8} {:>8} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9} {:>7}",
+        "workload",
+        "mode",
+        "bytes",
+        "ref s",
+        "compiled s",
+        "runtime s",
+        "ref MB/s",
+        "cmp MB/s",
+        "speedup",
+        "cmp/rt"
+    );
+    for pair in rows.chunks(2) {
+        let (c, r) = (&pair[0], &pair[1]);
+        let reference_s = c.reference_s;
+        println!(
+            "{:<18} {:<8} {:>8} {:>10} {:>10.6} {:>10.6} {:>9} {:>9.1} {:>9} {:>7.2}",
+            c.workload,
+            c.mode.name(),
+            c.bytes,
+            reference_s.map_or("-".into(), |s| format!("{s:.6}")),
+            c.retort_s,
+            r.retort_s,
+            reference_s.map_or("-".into(), |s| format!("{:.1}", mbps(c.bytes, s))),
+            mbps(c.bytes, c.retort_s),
+            reference_s.map_or("-".into(), |s| format!("{:.0}x", s / c.retort_s)),
+            r.retort_s / c.retort_s,
+        );
+    }
+    println!();
+    println!("per-chunk cost, reasoning-qwen3 in 4-character pieces (compiled):");
+    for (label, bytes, ns) in &scaling {
+        println!("  {label:>6} ({bytes} bytes): {ns:.1} ns per chunk");
+    }
+    println!("  1MB / 10KB: {flat:.2}x");
+    println!();
+    println!("parser construction (with the workload's prompt):");
+    for (k, ns) in &construct {
+        println!("  {k:<32} {ns:>9.0} ns");
+    }
+    println!();
+    println!(
+        "allocations while streaming reasoning-qwen3 in 4-character pieces: {allocs} in {feeds} feeds ({:.4} per feed)",
+        allocs as f64 / feeds as f64
+    );
+}
