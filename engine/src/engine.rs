@@ -220,6 +220,9 @@ pub struct Parser<'t> {
     scan: StreamScan,
     guards: GuardState,
     stuck: bool,
+    /// When set, a fed piece without this byte is all text of the open
+    /// region, and nothing else needs doing (see [`Parser::quick_stop`]).
+    quick: Option<Quick<'t>>,
     finalized: bool,
     failed: Option<ParseError>,
     /// Zero-width commits in a row at `pos`, to detect the reference's
@@ -463,6 +466,7 @@ impl<'t> Parser<'t> {
             scan: StreamScan::default(),
             guards: GuardState::default(),
             stuck: false,
+            quick: None,
             finalized: false,
             failed: None,
             idle_commits: 0,
@@ -486,7 +490,68 @@ impl<'t> Parser<'t> {
         }
         let ws = p.watch_set();
         p.scan.reset(ws, p.pos);
+        p.quick = p.quick_stop();
         Ok(p)
+    }
+
+    /// The byte that decides whether the next piece can take the quick
+    /// path: everything is decided, the open region receives text, and the
+    /// watch set can only begin at one byte (one literal, or delimiters that
+    /// all begin with the same byte).
+    fn quick_stop(&self) -> Option<Quick<'t>> {
+        if self.failed.is_some()
+            || self.finalized
+            || self.stuck
+            || !self.t.scan_in_place
+            || !self.text.buf.is_empty()
+            || self.text.len() != self.pos
+            || self.current.is_none()
+            || !self.opened
+            || !self.scan.is_clear()
+        {
+            return None;
+        }
+        let ws = self.watch_set();
+        if let Some(f) = &ws.literal {
+            return Some(Quick {
+                stop: f.needle()[0],
+                loop_bytes: None,
+            });
+        }
+        match ws.few_bytes.as_slice() {
+            [b] => Some(Quick {
+                stop: *b,
+                loop_bytes: ws
+                    .loops
+                    .iter()
+                    .any(Option::is_some)
+                    .then_some(&ws.loop_bytes),
+            }),
+            _ => None,
+        }
+    }
+
+    /// The quick path of [`Parser::feed`]: `text` holds no byte that can
+    /// begin a delimiter, so it all goes to the open region.
+    fn feed_quick<'a>(&'a mut self, text: &'a str, field: u16) -> Events<'a> {
+        self.raw.clear();
+        self.values.clear();
+        let start = self.pos;
+        let end = start + text.len();
+        self.body.push_str(text);
+        self.raw.push(RawEvent::Chunk { field, start, end });
+        self.pos = end;
+        self.scan.skip_to(end);
+        self.text.base = end;
+        self.text.before = text.as_bytes().last().copied();
+        Events {
+            raw: &self.raw,
+            values: &self.values,
+            output: &self.output,
+            src: text,
+            src_base: start,
+            t: self.t,
+        }
     }
 
     /// The events produced by the prompt (regions it opened or wrote),
@@ -522,6 +587,16 @@ impl<'t> Parser<'t> {
     /// lies and only region text is copied (into the region's body); text
     /// that might start a delimiter is kept until the next call decides it.
     pub fn feed<'a>(&'a mut self, text: &'a str) -> Result<Events<'a>, ParseError> {
+        if let (Some(q), Some(field)) = (self.quick, self.current)
+            && q.takes(text.as_bytes())
+        {
+            return Ok(self.feed_quick(text, field));
+        }
+        self.quick = None;
+        self.feed_slow(text)
+    }
+
+    fn feed_slow<'a>(&'a mut self, text: &'a str) -> Result<Events<'a>, ParseError> {
         self.begin_call()?;
         if self.stuck || text.is_empty() {
             return Ok(self.events(self.text.hay()));
@@ -532,14 +607,26 @@ impl<'t> Parser<'t> {
                 base: self.text.len(),
                 before: self.text.last_byte(),
             };
+            if self.scan.is_clear() && !self.watch_set().may_start_in(text.as_bytes()) {
+                // Nothing in the piece can begin a delimiter: all of it is
+                // text of the current region.
+                let end = src.end();
+                self.route(src, src.base, end);
+                self.pos = end;
+                self.scan.skip_to(end);
+                self.text.restart(end, src.prev_byte(end), "");
+                self.quick = self.quick_stop();
+                return Ok(self.events(src));
+            }
             let done = self.process(src, false);
             // Keep what the scanner holds (and the byte before it).
-            let keep = self.pos.clamp(src.base, src.len());
+            let keep = self.pos.clamp(src.base, src.end());
             let before = src.prev_byte(keep);
-            self.text.restart(keep, before, src.slice(keep, src.len()));
+            self.text.restart(keep, before, src.slice(keep, src.end()));
             if let Err(e) = done {
                 return Err(self.fail(e));
             }
+            self.quick = self.quick_stop();
             return Ok(self.events(src));
         }
         let from = self.text.len();
@@ -548,12 +635,14 @@ impl<'t> Parser<'t> {
         if let Err(e) = self.with_buffer(|p, src| p.process(src, false)) {
             return Err(self.fail(e));
         }
+        self.quick = self.quick_stop();
         Ok(self.events(self.text.hay()))
     }
 
     /// Feeds raw bytes. A UTF-8 sequence split across calls is kept until its
     /// end arrives; bytes that are not UTF-8 are an error.
     pub fn feed_bytes(&mut self, bytes: &[u8]) -> Result<Events<'_>, ParseError> {
+        self.quick = None;
         self.begin_call()?;
         let joined;
         let data: &[u8] = if self.pending_utf8.is_empty() {
@@ -602,6 +691,7 @@ impl<'t> Parser<'t> {
     /// Ends the generation: settles what was held, closes the open region,
     /// checks required fields, and returns the message with the last events.
     pub fn finalize(&mut self) -> Result<(Map, Events<'_>), ParseError> {
+        self.quick = None;
         self.begin_call()?;
         if !self.pending_utf8.is_empty() {
             let at = self.text.len();
@@ -1044,7 +1134,7 @@ impl<'t> Parser<'t> {
                 }
                 Decision::Hold(hold) => {
                     if eos {
-                        let len = src.len();
+                        let len = src.end();
                         self.route(src, self.pos, len);
                         self.pos = len;
                         self.close_current()?;
@@ -1059,7 +1149,7 @@ impl<'t> Parser<'t> {
     }
 
     fn scan_error(&self, src: Hay<'_>, e: ScanError) -> ParseError {
-        let raw = src.slice(self.pos.max(src.base), src.len()).to_owned();
+        let raw = src.slice(self.pos.max(src.base), src.end()).to_owned();
         match e {
             ScanError::Budget => ParseError {
                 kind: ParseErrorKind::MatcherBudget,
@@ -1090,7 +1180,7 @@ impl<'t> Parser<'t> {
             vec![None; self.t.delimiters.len()];
         loop {
             let ws = self.watch_set();
-            let len = src.len();
+            let len = src.end();
             let mut best: Option<(RefKey, usize, PartialHit)> = None;
             let mut hold = len;
             for (k, w) in ws.entries.iter().enumerate() {
@@ -1140,6 +1230,43 @@ impl<'t> Parser<'t> {
                 }
             }
         }
+    }
+}
+
+/// The quick path's test (see [`Parser::quick_stop`]).
+#[derive(Clone, Copy, Debug)]
+struct Quick<'t> {
+    /// The one byte at which a watched delimiter can begin.
+    stop: u8,
+    /// With leading loops (`\s*<tool_call>`): their ASCII bytes. A piece
+    /// that ends in one may begin a delimiter.
+    loop_bytes: Option<&'t [bool; 128]>,
+}
+
+impl Quick<'_> {
+    /// Whether `text` can take the quick path.
+    #[inline]
+    fn takes(&self, text: &[u8]) -> bool {
+        let Some(&last) = text.last() else {
+            return false;
+        };
+        if let Some(loops) = self.loop_bytes
+            && (last >= 128 || loops[last as usize])
+        {
+            return false;
+        }
+        !contains(text, self.stop)
+    }
+}
+
+/// Whether `hay` contains `b`; short pieces (streamed tokens) are checked
+/// directly, longer ones with `memchr`.
+#[inline]
+fn contains(hay: &[u8], b: u8) -> bool {
+    if hay.len() < 16 {
+        hay.contains(&b)
+    } else {
+        memchr::memchr(b, hay).is_some()
     }
 }
 

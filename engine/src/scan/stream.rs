@@ -20,7 +20,7 @@
 
 use crate::pyre::MatchError;
 use crate::scan::delimiter::{Delimiter, DelimiterSource, Matcher};
-use crate::scan::table::{CERTAIN, DfaTable, FUT, LATER, MATCH};
+use crate::scan::table::{CERTAIN, DEAD, DfaTable, FUT, LATER, MATCH};
 
 /// Whether a watched delimiter opens or closes its field's region.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -51,28 +51,190 @@ pub struct Watch {
 pub struct WatchSet {
     /// What is watched, in the reference's order.
     pub entries: Vec<Watch>,
-    /// Bytes at which some watched delimiter can begin.
-    pub first_bytes: [bool; 256],
-    /// The distinct bytes of `first_bytes` when there are at most three
+    /// Bytes at which the scanner must stop while no thread is alive: the
+    /// first bytes of the watched delimiters, less the bytes of their
+    /// [`LeadLoop`]s.
+    pub stop_bytes: [bool; 256],
+    /// The distinct bytes of `stop_bytes` when there are at most three
     /// (then `memchr` does the skipping).
     pub few_bytes: Vec<u8>,
+    /// Whether `stop_bytes` has any byte at all.
+    pub any_stop: bool,
+    /// Per entry, the delimiter's leading loop, if it has one.
+    pub loops: Vec<Option<LeadLoop>>,
+    /// The ASCII bytes of all leading loops.
+    pub loop_bytes: [bool; 128],
     /// Set when the watch set is one literal (the close of most regions):
     /// the scanner then searches for it with `memmem` instead of running
     /// automaton threads.
     pub literal: Option<memchr::memmem::Finder<'static>>,
 }
 
+/// A delimiter that begins with a repeated class of characters, such as
+/// `\s*<tool_call>`.
+///
+/// A thread that has read only characters of the class sits in `state`,
+/// stays there on more of them, and dies on any character that can neither
+/// continue the loop nor begin the delimiter. So a run of such characters
+/// needs no thread until a byte that can continue it arrives: the scanner
+/// skips the run and then starts one thread at the run's beginning, in
+/// `state`, which is the thread that reading the run byte by byte would
+/// have left (later starts in the run reach the same state and are dropped
+/// as duplicates).
+#[derive(Clone, Debug)]
+pub struct LeadLoop {
+    /// ASCII bytes of the loop.
+    pub class: [bool; 128],
+    /// `leads[b - 0xC0]`: every character beginning with byte `b` either
+    /// continues the loop or ends the thread (so `b` needs no stop); which
+    /// one, the automaton tells.
+    pub leads: [bool; 64],
+    /// The state a thread is in after reading characters of the loop only.
+    pub state: u32,
+}
+
+impl LeadLoop {
+    /// The leading loop of `d`, if it has one the scanner can use: one
+    /// branch, no guard, a start state independent of the previous byte.
+    pub fn of(d: &Delimiter) -> Option<LeadLoop> {
+        let Matcher::Dfa(branches) = &d.matcher else {
+            return None;
+        };
+        let [br] = &branches[..] else {
+            return None;
+        };
+        let t = &br.table;
+        if br.guard.is_some() || !t.context_free() {
+            return None;
+        }
+        let s = t.start_text;
+        let looping = |b: u8| {
+            let q = t.next(s, b);
+            let f = t.flags(q);
+            (q != DEAD && f & MATCH == 0 && f & FUT != 0 && f & CERTAIN == 0 && t.next(q, b) == q)
+                .then_some(q)
+        };
+        let state = (0..128u8).find_map(looping)?;
+        let mut class = [false; 128];
+        for b in 0..128u8 {
+            class[b as usize] = looping(b) == Some(state);
+        }
+        // Outside the loop and the delimiter's first bytes, the thread must
+        // die without a match, as a fresh thread would not even start.
+        let dies_elsewhere = (0..=255u8).all(|c| {
+            (c < 128 && class[c as usize]) || d.first_bytes[c as usize] || t.next(state, c) == DEAD
+        });
+        if !dies_elsewhere {
+            return None;
+        }
+        // Multi-byte characters: when the loop state is the start state, a
+        // lead byte needs no stop if every character it begins leads back
+        // to the loop state or to the dead state, with no match on the way.
+        let mut leads = [false; 64];
+        if state == s {
+            for lead in 0xC2..=0xF4u8 {
+                let width = if lead < 0xE0 {
+                    2
+                } else if lead < 0xF0 {
+                    3
+                } else {
+                    4
+                };
+                let mut states = vec![t.next(state, lead)];
+                let mut ok = true;
+                for _ in 1..width {
+                    let mut next = Vec::new();
+                    for &x in &states {
+                        if x == DEAD {
+                            continue;
+                        }
+                        if t.flags(x) & MATCH != 0 {
+                            ok = false;
+                        }
+                        for c in 0x80..=0xBFu8 {
+                            let y = t.next(x, c);
+                            if !next.contains(&y) {
+                                next.push(y);
+                            }
+                        }
+                    }
+                    states = next;
+                }
+                ok &= states
+                    .iter()
+                    .all(|&x| x == DEAD || (x == state && t.flags(x) & MATCH == 0));
+                leads[(lead - 0xC0) as usize] = ok;
+            }
+        }
+        Some(LeadLoop {
+            class,
+            leads,
+            state,
+        })
+    }
+
+    /// Whether byte `b` needs no stop of the scanner for this delimiter.
+    #[inline(always)]
+    pub fn covers(&self, b: u8) -> bool {
+        if b < 128 {
+            self.class[b as usize]
+        } else {
+            b >= 0xC0 && self.leads[(b - 0xC0) as usize]
+        }
+    }
+
+    /// The start of the run of loop characters that ends at `end`, not
+    /// looking before `from`.
+    pub fn run_start(&self, t: &DfaTable, bytes: &[u8], from: usize, end: usize) -> usize {
+        let mut r = end;
+        while r > from {
+            let b = bytes[r - 1];
+            if b < 128 {
+                if !self.class[b as usize] {
+                    break;
+                }
+                r -= 1;
+                continue;
+            }
+            // A multi-byte character: find its first byte.
+            let mut c = r - 1;
+            while c > from && bytes[c] & 0xC0 == 0x80 {
+                c -= 1;
+            }
+            let lead = bytes[c];
+            if lead < 0xC0 || !self.leads[(lead - 0xC0) as usize] {
+                break;
+            }
+            let q = bytes[c..r].iter().fold(self.state, |q, &b| t.next(q, b));
+            if q != self.state {
+                break;
+            }
+            r = c;
+        }
+        r
+    }
+}
+
 impl WatchSet {
     /// Builds a watch set.
     pub fn new(entries: Vec<Watch>, delims: &[Delimiter]) -> WatchSet {
-        let mut first_bytes = [false; 256];
+        let mut stop_bytes = [false; 256];
+        let mut loop_bytes = [false; 128];
+        let mut loops = Vec::with_capacity(entries.len());
         for w in &entries {
             let d = &delims[w.delim as usize];
-            for (slot, on) in first_bytes.iter_mut().zip(d.first_bytes.iter()) {
-                *slot |= *on;
+            let lead = LeadLoop::of(d);
+            for (b, on) in d.first_bytes.iter().enumerate() {
+                let in_loop = lead.as_ref().is_some_and(|l| l.covers(b as u8));
+                stop_bytes[b] |= *on && !in_loop;
+                if b < 128 {
+                    loop_bytes[b] |= in_loop;
+                }
             }
+            loops.push(lead);
         }
-        let set: Vec<u8> = (0..=255u8).filter(|&b| first_bytes[b as usize]).collect();
+        let set: Vec<u8> = (0..=255u8).filter(|&b| stop_bytes[b as usize]).collect();
+        let any_stop = !set.is_empty();
         let few_bytes = if set.len() <= 3 { set } else { Vec::new() };
         let literal = match entries.as_slice() {
             [w] => {
@@ -92,10 +254,47 @@ impl WatchSet {
         };
         WatchSet {
             entries,
-            first_bytes,
+            stop_bytes,
             few_bytes,
+            any_stop,
+            loops,
+            loop_bytes,
             literal,
         }
+    }
+
+    /// Whether the scanner, with no thread alive, would have to look at
+    /// `text` more closely: a watched delimiter may begin in it, or it ends
+    /// inside a leading loop.
+    #[inline]
+    pub fn may_start_in(&self, text: &[u8]) -> bool {
+        if let Some(f) = &self.literal {
+            return memchr::memchr(f.needle()[0], text).is_some();
+        }
+        let stops = match self.few_bytes.as_slice() {
+            [] if !self.any_stop => false,
+            [] => text.iter().any(|&b| self.stop_bytes[b as usize]),
+            [a] => memchr::memchr(*a, text).is_some(),
+            [a, b] => memchr::memchr2(*a, *b, text).is_some(),
+            [a, b, c] => memchr::memchr3(*a, *b, *c, text).is_some(),
+            _ => true,
+        };
+        stops || self.ends_in_loop(text)
+    }
+
+    /// Whether `text` ends inside a run of some leading loop.
+    fn ends_in_loop(&self, text: &[u8]) -> bool {
+        let Some(&last) = text.last() else {
+            return false;
+        };
+        if last < 128 {
+            return self.loop_bytes[last as usize];
+        }
+        // The last character is multi-byte: whether it continues a loop
+        // needs the automaton; assume it may.
+        self.loops
+            .iter()
+            .any(|l| l.as_ref().is_some_and(|l| l.leads.iter().any(|&x| x)))
     }
 }
 
@@ -166,7 +365,7 @@ pub struct Hay<'a> {
 
 impl<'a> Hay<'a> {
     /// Absolute offset of the end of the text.
-    pub fn len(&self) -> usize {
+    pub fn end(&self) -> usize {
         self.base + self.text.len()
     }
     /// The text between absolute offsets `a` and `b`.
@@ -200,7 +399,13 @@ pub trait Guards {
 /// The scanner's state for one watch set.
 #[derive(Clone, Debug, Default)]
 pub struct StreamScan {
+    /// Per watch entry; only the first `active` are in use (the rest keep
+    /// their allocations for later watch sets).
     pats: Vec<PatScan>,
+    active: usize,
+    /// Set by [`StreamScan::reset`]: the entries are cleared on first use,
+    /// so that a parser that never scans never allocates them.
+    stale: bool,
     /// Absolute offset of the next byte to read.
     frontier: usize,
     /// Whether the end of input has been applied.
@@ -213,22 +418,46 @@ pub struct StreamScan {
 impl StreamScan {
     /// Starts scanning a watch set at absolute offset `origin`.
     pub fn reset(&mut self, ws: &WatchSet, origin: usize) {
-        self.pats.truncate(ws.entries.len());
-        for p in &mut self.pats {
+        self.active = ws.entries.len();
+        self.stale = true;
+        self.frontier = origin;
+        self.ended = false;
+    }
+
+    /// Clears the entries after a [`StreamScan::reset`].
+    #[inline]
+    fn refresh(&mut self) {
+        if !self.stale {
+            return;
+        }
+        self.stale = false;
+        let origin = self.frontier;
+        while self.pats.len() < self.active {
+            self.pats.push(PatScan::default());
+        }
+        for p in &mut self.pats[..self.active] {
             p.threads.clear();
             p.best = None;
             p.best_regex = None;
             p.bt_resume = origin;
             p.bt_pending = None;
         }
-        while self.pats.len() < ws.entries.len() {
-            self.pats.push(PatScan {
-                bt_resume: origin,
-                ..PatScan::default()
-            });
-        }
-        self.frontier = origin;
-        self.ended = false;
+    }
+
+    /// Whether nothing is pending: no thread alive, no match found, no text
+    /// held. Text up to the frontier is then decided.
+    pub fn is_clear(&self) -> bool {
+        self.stale
+            || self.pats[..self.active]
+                .iter()
+                .all(|p| p.threads.is_empty() && p.best.is_none() && p.bt_pending.is_none())
+    }
+
+    /// Records that the text up to `to` was found to hold no byte that can
+    /// begin a watched delimiter (only valid when [`StreamScan::is_clear`]).
+    pub fn skip_to(&mut self, to: usize) {
+        self.bytes_read += to.saturating_sub(self.frontier) as u64;
+        self.frontier = self.frontier.max(to);
     }
 
     /// Reads the text up to its end; with `eos`, also applies the end of
@@ -241,17 +470,36 @@ impl StreamScan {
         guards: &dyn Guards,
         eos: bool,
     ) {
-        let len = hay.len();
+        self.refresh();
+        let len = hay.end();
         if let Some(finder) = &ws.literal {
             self.advance_literal(finder, hay, eos);
             return;
         }
         let bytes = hay.text.as_bytes();
-        let mut i = self.frontier;
+        let first = self.frontier;
+        let mut i = first;
         let mut idle = self.idle();
+        // Once a match is settled at `cutoff`, only threads that started at
+        // or before it can change the choice: nothing starts later, and the
+        // scan stops when no thread is left (the text after it is read
+        // again by the next watch set, not scanned to its end now).
+        let mut cutoff = self.pats[..self.active]
+            .iter()
+            .filter_map(|p| p.best.as_ref().map(|f| f.start))
+            .min()
+            .unwrap_or(usize::MAX);
         while i < len {
+            if idle && i > cutoff {
+                break;
+            }
             if idle {
+                let from = i;
                 i = skip(ws, bytes, hay.base, i);
+                let stop = i.min(len);
+                if stop > from {
+                    self.start_loops(ws, delims, hay, from, stop);
+                }
                 if i >= len {
                     break;
                 }
@@ -270,7 +518,7 @@ impl StreamScan {
                 }
                 // A thread started on a byte outside the delimiter's first
                 // bytes dies on it without recording a match: skip it.
-                if boundary && d.first_bytes[b as usize] {
+                if boundary && d.first_bytes[b as usize] && i <= cutoff {
                     spawn(p, branches, i, hay.prev(i), guards);
                 }
                 if p.threads.is_empty() {
@@ -295,13 +543,17 @@ impl StreamScan {
                     dedup(&mut p.threads);
                 }
                 update_best(p);
+                if let Some(f) = &p.best {
+                    cutoff = cutoff.min(f.start);
+                }
                 idle &= p.threads.is_empty();
             }
             i += 1;
         }
-        self.bytes_read += (len - self.frontier.min(len)) as u64;
-        self.frontier = len;
-        if eos && !self.ended {
+        let end = i.min(len).max(first);
+        self.bytes_read += (end - first) as u64;
+        self.frontier = end;
+        if eos && !self.ended && end == len {
             self.ended = true;
             let prev = hay.prev(len);
             for (k, w) in ws.entries.iter().enumerate() {
@@ -329,20 +581,63 @@ impl StreamScan {
         }
     }
 
+    /// After skipping `[from, stop)` with no thread alive: for each entry
+    /// with a leading loop, starts the thread that reading the run of loop
+    /// bytes ending at `stop` would have left.
+    fn start_loops(
+        &mut self,
+        ws: &WatchSet,
+        delims: &[Delimiter],
+        hay: &Hay<'_>,
+        from: usize,
+        stop: usize,
+    ) {
+        for (k, lead) in ws.loops.iter().enumerate() {
+            let Some(lead) = lead else { continue };
+            let p = &mut self.pats[k];
+            if p.best.is_some() {
+                continue;
+            }
+            let Matcher::Dfa(branches) = &delims[ws.entries[k].delim as usize].matcher else {
+                continue;
+            };
+            let bytes = hay.text.as_bytes();
+            let r = hay.base
+                + lead.run_start(&branches[0].table, bytes, from - hay.base, stop - hay.base);
+            if r < stop {
+                p.threads.push(Thread {
+                    start: r,
+                    branch: 0,
+                    state: lead.state,
+                    rec: None,
+                    settled: false,
+                });
+            }
+        }
+    }
+
     /// The one-literal watch set: the leftmost occurrence at or after the
     /// frontier, else the earliest start of a proper prefix of the literal
     /// at the end of the text (which must be held).
     fn advance_literal(&mut self, finder: &memchr::memmem::Finder<'_>, hay: &Hay<'_>, eos: bool) {
-        let len = hay.len();
+        let len = hay.end();
         let p = &mut self.pats[0];
         if p.best.is_some() {
             return;
         }
         let from = self.frontier.max(hay.base);
-        let rest = &hay.text.as_bytes()[from - hay.base..];
+        let bytes = hay.text.as_bytes();
+        let rest = &bytes[from - hay.base..];
         self.bytes_read += rest.len() as u64;
         let lit = finder.needle();
-        if let Some(off) = finder.find(rest) {
+        // `memmem` pays a set-up cost that a streamed piece of a few bytes
+        // does not repay; there the first byte is searched for instead.
+        let found = if rest.len() >= 64 {
+            finder.find(rest)
+        } else {
+            memchr::memchr_iter(lit[0], rest).find(|&i| rest[i..].starts_with(lit))
+        };
+        if let Some(off) = found {
             let start = from + off;
             p.best = Some(Found {
                 start,
@@ -356,11 +651,11 @@ impl StreamScan {
         let mut hold = len;
         if !eos {
             let tail_from = from.max(len.saturating_sub(lit.len() - 1));
-            for start in tail_from..len {
-                if lit.starts_with(&hay.text.as_bytes()[start - hay.base..]) {
-                    hold = start;
-                    break;
-                }
+            let tail = &bytes[tail_from - hay.base..];
+            if let Some(i) =
+                memchr::memchr_iter(lit[0], tail).find(|&i| lit.starts_with(&tail[i..]))
+            {
+                hold = tail_from + i;
             }
         }
         p.bt_pending = (hold < len).then_some(hold);
@@ -376,7 +671,9 @@ impl StreamScan {
     }
 
     fn idle(&self) -> bool {
-        self.pats.iter().all(|p| p.threads.is_empty())
+        self.pats[..self.active]
+            .iter()
+            .all(|p| p.threads.is_empty())
     }
 
     /// Decides what to do with the text read so far. `eos` says whether the
@@ -388,7 +685,8 @@ impl StreamScan {
         hay: &Hay<'_>,
         eos: bool,
     ) -> Result<Decision, ScanError> {
-        let len = hay.len();
+        self.refresh();
+        let len = hay.end();
         if ws.literal.is_some() {
             let p = &self.pats[0];
             return Ok(match &p.best {
@@ -418,7 +716,7 @@ impl StreamScan {
                 hold = hold.min(s);
             }
         }
-        for p in &self.pats {
+        for p in &self.pats[..self.active] {
             if p.best.is_none()
                 && let Some(t) = p.threads.first()
             {
@@ -540,7 +838,7 @@ fn backtrack_scan(
     hay: &Hay<'_>,
     eos: bool,
 ) -> Result<(), ScanError> {
-    let len = hay.len();
+    let len = hay.end();
     p.bt_pending = None;
     let mut s = p.bt_resume.max(hay.base);
     while s <= len {
@@ -659,12 +957,11 @@ fn update_best(p: &mut PatScan) {
 fn skip(ws: &WatchSet, bytes: &[u8], base: usize, i: usize) -> usize {
     let rest = &bytes[i - base..];
     let found = match ws.few_bytes.as_slice() {
-        [] if ws.first_bytes.iter().all(|b| !b) => None,
-        [] => rest.iter().position(|&b| ws.first_bytes[b as usize]),
+        [] if !ws.any_stop => None,
         [a] => memchr::memchr(*a, rest),
         [a, b] => memchr::memchr2(*a, *b, rest),
         [a, b, c] => memchr::memchr3(*a, *b, *c, rest),
-        _ => rest.iter().position(|&b| ws.first_bytes[b as usize]),
+        _ => rest.iter().position(|&b| ws.stop_bytes[b as usize]),
     };
     match found {
         Some(off) => i + off,
