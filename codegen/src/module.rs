@@ -382,6 +382,12 @@ pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream
                     ::core::result::Result::Ok(self.inner.feed(text)?.typed())
                 }
 
+                /// Reserves room for `additional` more bytes of region text, so
+                /// that streaming that much allocates nothing.
+                pub fn reserve(&mut self, additional: usize) {
+                    self.inner.reserve(additional)
+                }
+
                 /// Feeds raw bytes; a UTF-8 sequence split across calls is kept.
                 pub fn feed_bytes(&mut self, bytes: &[u8]) -> ::core::result::Result<#kr::TypedEvents<'_, Field>, #kr::ParseError> {
                     ::core::result::Result::Ok(self.inner.feed_bytes(bytes)?.typed())

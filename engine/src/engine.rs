@@ -224,7 +224,7 @@ pub struct Parser<'t> {
     /// region, and nothing else needs doing (see [`Parser::quick_stop`]).
     quick: Option<Quick<'t>>,
     finalized: bool,
-    failed: Option<ParseError>,
+    failed: Option<Box<ParseError>>,
     /// Zero-width commits in a row at `pos`, to detect the reference's
     /// endless loops.
     idle_commits: usize,
@@ -478,7 +478,10 @@ impl<'t> Parser<'t> {
         if !t.trackers.tables.is_empty() {
             p.guards.states = t.trackers.tables.iter().map(|tb| tb.start(None)).collect();
         }
-        let truncated = truncate_past_last_anchor(&t.start_anchor, prefix)?;
+        let truncated = match &t.anchor_finder {
+            Some(f) => after_last_literal(f, prefix),
+            None => truncate_past_last_anchor(&t.start_anchor, prefix)?,
+        };
         if !truncated.is_empty() {
             p.text.buf.push_str(truncated);
             p.track(0);
@@ -577,6 +580,8 @@ impl<'t> Parser<'t> {
     /// that knows its token limit can call this once).
     pub fn reserve(&mut self, additional: usize) {
         self.body.reserve(additional);
+        // Room for text held across pieces (a delimiter's possible start).
+        self.text.buf.reserve(64);
     }
 
     /// Feeds the next piece of the generation and returns the events it
@@ -777,7 +782,7 @@ impl<'t> Parser<'t> {
 
     fn begin_call(&mut self) -> Result<(), ParseError> {
         if let Some(e) = &self.failed {
-            return Err(e.clone());
+            return Err(ParseError::clone(e));
         }
         if self.finalized {
             return Err(ParseError {
@@ -801,7 +806,7 @@ impl<'t> Parser<'t> {
     }
 
     fn fail(&mut self, e: ParseError) -> ParseError {
-        self.failed = Some(e.clone());
+        self.failed = Some(Box::new(e.clone()));
         e
     }
 
@@ -1297,6 +1302,20 @@ fn search_partial(d: &Delimiter, hay: &str, pos: usize) -> Result<Option<Partial
             named_groups(d, hay, caps)
         },
     }))
+}
+
+/// The prompt after the last of the non-overlapping occurrences of a
+/// literal anchor, found from the left as `finditer` does.
+fn after_last_literal<'a>(finder: &memchr::memmem::Finder<'_>, prefix: &'a str) -> &'a str {
+    let n = finder.needle().len();
+    let mut at = 0;
+    let mut last_end = None;
+    while let Some(i) = finder.find(&prefix.as_bytes()[at..]) {
+        at += i + n;
+        last_end = Some(at);
+    }
+    // A match of a UTF-8 literal in UTF-8 text ends on a character boundary.
+    last_end.and_then(|e| prefix.get(e..)).unwrap_or(prefix)
 }
 
 /// The prompt after the last match of the start anchor (all of it when the

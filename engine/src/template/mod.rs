@@ -16,7 +16,7 @@ pub mod locate;
 
 use crate::content::{ContentSpec, PARSER_NAMES};
 use crate::py::{JsonError, json_loads, truthy};
-use crate::scan::delimiter::{Delimiter, Matcher, Trackers};
+use crate::scan::delimiter::{Delimiter, DelimiterSource, Matcher, Trackers};
 use crate::scan::stream::{Kind, Watch, WatchSet};
 use crate::transform::{Transform, validate_transform};
 use crate::value::{Map, Value};
@@ -67,6 +67,9 @@ pub struct Template {
     /// looks at text before its start (lookbehind, `^`, `\b`, the
     /// backtracking path), so text already decided can be forgotten.
     pub(crate) scan_in_place: bool,
+    /// The start anchor when it is one literal: the prompt is then searched
+    /// with `memmem` rather than the regex.
+    pub(crate) anchor_finder: Option<memchr::memmem::Finder<'static>>,
 }
 
 struct Problem {
@@ -369,7 +372,14 @@ impl Template {
                 Matcher::Dfa(branches) => branches.iter().all(|b| b.table.context_free()),
                 Matcher::Backtrack => false,
             });
+        let anchor_finder = match &start_anchor.source {
+            DelimiterSource::Literals(lits) if lits.len() == 1 && !lits[0].is_empty() => {
+                Some(memchr::memmem::Finder::new(lits[0].as_bytes()).into_owned())
+            }
+            _ => None,
+        };
         Template {
+            anchor_finder,
             defaults,
             fields,
             implicit,
