@@ -515,11 +515,14 @@ impl<'t> Parser<'t> {
             return None;
         }
         let ws = self.watch_set();
-        if let Some(f) = &ws.literal {
-            return Some(Quick {
-                stop: f.needle()[0],
-                loop_bytes: None,
-            });
+        if let Some(set) = &ws.literals {
+            return match set.firsts.as_slice() {
+                [b] => Some(Quick {
+                    stop: *b,
+                    loop_bytes: None,
+                }),
+                _ => None,
+            };
         }
         match ws.few_bytes.as_slice() {
             [b] => Some(Quick {

@@ -64,10 +64,11 @@ pub struct WatchSet {
     pub loops: Vec<Option<LeadLoop>>,
     /// The ASCII bytes of all leading loops.
     pub loop_bytes: [bool; 128],
-    /// Set when the watch set is one literal (the close of most regions):
-    /// the scanner then searches for it with `memmem` instead of running
+    /// Set when every watched delimiter is a list of literals (the close of
+    /// most regions, the opens of many templates): the scanner then compares
+    /// the literals where their first bytes occur instead of running
     /// automaton threads.
-    pub literal: Option<memchr::memmem::Finder<'static>>,
+    pub literals: Option<LiteralSet>,
 }
 
 /// A delimiter that begins with a repeated class of characters, such as
@@ -215,6 +216,74 @@ impl LeadLoop {
     }
 }
 
+/// A watch set made of literals only, matched by comparison.
+#[derive(Clone, Debug)]
+pub struct LiteralSet {
+    /// Every literal of every entry, with the entry's index.
+    pub lits: Vec<(usize, Box<[u8]>)>,
+    /// The distinct first bytes of the literals.
+    pub firsts: Vec<u8>,
+    /// `firsts` as a table.
+    pub first_table: [bool; 256],
+    /// With a single literal, its `memmem` searcher (for long texts).
+    pub finder: Option<memchr::memmem::Finder<'static>>,
+}
+
+impl LiteralSet {
+    /// The set for `entries`, if every delimiter is literals that need no
+    /// regex at commit.
+    pub fn new(entries: &[Watch], delims: &[Delimiter]) -> Option<LiteralSet> {
+        if entries.is_empty() {
+            return None;
+        }
+        let mut lits: Vec<(usize, Box<[u8]>)> = Vec::new();
+        for (k, w) in entries.iter().enumerate() {
+            let d = &delims[w.delim as usize];
+            match (&d.source, &d.matcher) {
+                // Literals have no captures, no lookaround and no context:
+                // finding them is all there is to do.
+                (DelimiterSource::Literals(list), Matcher::Dfa(_))
+                    if !d.needs_regex_at_commit && list.iter().all(|l| !l.is_empty()) =>
+                {
+                    lits.extend(list.iter().map(|l| (k, Box::from(l.as_bytes()))));
+                }
+                _ => return None,
+            }
+        }
+        let mut first_table = [false; 256];
+        for (_, l) in &lits {
+            let l: &[u8] = l;
+            first_table[l[0] as usize] = true;
+        }
+        let firsts = (0..=255u8).filter(|&b| first_table[b as usize]).collect();
+        let finder = match lits.as_slice() {
+            [(_, l)] => Some(memchr::memmem::Finder::new(l).into_owned()),
+            _ => None,
+        };
+        Some(LiteralSet {
+            lits,
+            firsts,
+            first_table,
+            finder,
+        })
+    }
+
+    /// The first offset at or after `from` in `text` where a literal may
+    /// begin.
+    #[inline]
+    pub fn find_first(&self, text: &[u8], from: usize) -> Option<usize> {
+        let rest = &text[from..];
+        let found = match self.firsts.as_slice() {
+            [a] if rest.len() < 16 => rest.iter().position(|b| b == a),
+            [a] => memchr::memchr(*a, rest),
+            [a, b] => memchr::memchr2(*a, *b, rest),
+            [a, b, c] => memchr::memchr3(*a, *b, *c, rest),
+            _ => rest.iter().position(|&b| self.first_table[b as usize]),
+        };
+        found.map(|i| from + i)
+    }
+}
+
 impl WatchSet {
     /// Builds a watch set.
     pub fn new(entries: Vec<Watch>, delims: &[Delimiter]) -> WatchSet {
@@ -236,22 +305,7 @@ impl WatchSet {
         let set: Vec<u8> = (0..=255u8).filter(|&b| stop_bytes[b as usize]).collect();
         let any_stop = !set.is_empty();
         let few_bytes = if set.len() <= 3 { set } else { Vec::new() };
-        let literal = match entries.as_slice() {
-            [w] => {
-                let d = &delims[w.delim as usize];
-                match (&d.source, &d.matcher) {
-                    // A literal has no captures, no lookaround and no
-                    // context: finding it is all there is to do.
-                    (DelimiterSource::Literals(lits), Matcher::Dfa(_))
-                        if lits.len() == 1 && !lits[0].is_empty() && !d.needs_regex_at_commit =>
-                    {
-                        Some(memchr::memmem::Finder::new(lits[0].as_bytes()).into_owned())
-                    }
-                    _ => None,
-                }
-            }
-            _ => None,
-        };
+        let literals = LiteralSet::new(&entries, delims);
         WatchSet {
             entries,
             stop_bytes,
@@ -259,7 +313,7 @@ impl WatchSet {
             any_stop,
             loops,
             loop_bytes,
-            literal,
+            literals,
         }
     }
 
@@ -268,8 +322,8 @@ impl WatchSet {
     /// inside a leading loop.
     #[inline]
     pub fn may_start_in(&self, text: &[u8]) -> bool {
-        if let Some(f) = &self.literal {
-            return memchr::memchr(f.needle()[0], text).is_some();
+        if let Some(set) = &self.literals {
+            return set.find_first(text, 0).is_some();
         }
         let stops = match self.few_bytes.as_slice() {
             [] if !self.any_stop => false,
@@ -406,6 +460,10 @@ pub struct StreamScan {
     /// Set by [`StreamScan::reset`]: the entries are cleared on first use,
     /// so that a parser that never scans never allocates them.
     stale: bool,
+    /// Literal watch sets: the choice (entry and match), once made.
+    lit_found: Option<(usize, Found)>,
+    /// Literal watch sets: where the text ends inside a literal.
+    lit_hold: Option<usize>,
     /// Absolute offset of the next byte to read.
     frontier: usize,
     /// Whether the end of input has been applied.
@@ -431,6 +489,8 @@ impl StreamScan {
             return;
         }
         self.stale = false;
+        self.lit_found = None;
+        self.lit_hold = None;
         let origin = self.frontier;
         while self.pats.len() < self.active {
             self.pats.push(PatScan::default());
@@ -448,9 +508,11 @@ impl StreamScan {
     /// held. Text up to the frontier is then decided.
     pub fn is_clear(&self) -> bool {
         self.stale
-            || self.pats[..self.active]
-                .iter()
-                .all(|p| p.threads.is_empty() && p.best.is_none() && p.bt_pending.is_none())
+            || self.lit_found.is_none()
+                && self.lit_hold.is_none()
+                && self.pats[..self.active]
+                    .iter()
+                    .all(|p| p.threads.is_empty() && p.best.is_none() && p.bt_pending.is_none())
     }
 
     /// Records that the text up to `to` was found to hold no byte that can
@@ -472,8 +534,8 @@ impl StreamScan {
     ) {
         self.refresh();
         let len = hay.end();
-        if let Some(finder) = &ws.literal {
-            self.advance_literal(finder, hay, eos);
+        if let Some(set) = &ws.literals {
+            self.advance_literals(ws, set, hay, eos);
             return;
         }
         let bytes = hay.text.as_bytes();
@@ -616,53 +678,76 @@ impl StreamScan {
         }
     }
 
-    /// The one-literal watch set: the leftmost occurrence at or after the
-    /// frontier, else the earliest start of a proper prefix of the literal
-    /// at the end of the text (which must be held).
-    fn advance_literal(&mut self, finder: &memchr::memmem::Finder<'_>, hay: &Hay<'_>, eos: bool) {
+    /// A literal watch set: at each place where a literal may begin, in
+    /// order, the longest literal that matches there (then opens before
+    /// closes, then by field name) is the choice, unless the text ends in the
+    /// middle of some literal there: that place is then held.
+    fn advance_literals(&mut self, ws: &WatchSet, set: &LiteralSet, hay: &Hay<'_>, eos: bool) {
+        if self.lit_found.is_some() {
+            return;
+        }
         let len = hay.end();
-        let p = &mut self.pats[0];
-        if p.best.is_some() {
-            return;
-        }
         let from = self.frontier.max(hay.base);
-        let bytes = hay.text.as_bytes();
-        let rest = &bytes[from - hay.base..];
-        self.bytes_read += rest.len() as u64;
-        let lit = finder.needle();
-        // `memmem` pays a set-up cost that a streamed piece of a few bytes
-        // does not repay; there the first byte is searched for instead.
-        let found = if rest.len() >= 64 {
-            finder.find(rest)
-        } else {
-            memchr::memchr_iter(lit[0], rest).find(|&i| rest[i..].starts_with(lit))
-        };
-        if let Some(off) = found {
-            let start = from + off;
-            p.best = Some(Found {
-                start,
-                end: start + lit.len(),
-            });
-            self.frontier = len;
-            return;
-        }
-        // No whole occurrence: only the last `lit.len() - 1` bytes can begin
-        // one, and they are read again when more text comes.
-        let mut hold = len;
-        if !eos {
-            let tail_from = from.max(len.saturating_sub(lit.len() - 1));
-            let tail = &bytes[tail_from - hay.base..];
-            if let Some(i) =
-                memchr::memchr_iter(lit[0], tail).find(|&i| lit.starts_with(&tail[i..]))
-            {
-                hold = tail_from + i;
-            }
-        }
-        p.bt_pending = (hold < len).then_some(hold);
-        self.frontier = hold;
+        let bytes = &hay.text.as_bytes()[from - hay.base..];
+        self.bytes_read += bytes.len() as u64;
+        self.lit_hold = None;
         if eos {
             self.ended = true;
         }
+        let mut i = 0;
+        // `memmem` pays a set-up cost that a streamed piece of a few bytes
+        // does not repay; it is used on long texts only.
+        if let Some(f) = &set.finder
+            && bytes.len() >= 64
+        {
+            match f.find(bytes) {
+                Some(at) => i = at,
+                None => i = bytes.len().saturating_sub(f.needle().len() - 1),
+            }
+        }
+        while let Some(at) = set.find_first(bytes, i) {
+            let tail = &bytes[at..];
+            let mut partial = false;
+            // (length, kind, name rank, entry): the reference's order.
+            let mut best: Option<(usize, Kind, u16, usize)> = None;
+            for (k, lit) in &set.lits {
+                let lit: &[u8] = lit;
+                if tail.len() >= lit.len() {
+                    if tail.starts_with(lit) {
+                        let w = ws.entries[*k];
+                        let key = (lit.len(), w.kind, w.name_rank, *k);
+                        let better = best.is_none_or(|b| {
+                            (usize::MAX - key.0, key.1, key.2, key.3)
+                                < (usize::MAX - b.0, b.1, b.2, b.3)
+                        });
+                        if better {
+                            best = Some(key);
+                        }
+                    }
+                } else if !eos && lit.starts_with(tail) {
+                    partial = true;
+                }
+            }
+            let start = from + at;
+            if partial {
+                self.lit_hold = Some(start);
+                self.frontier = start;
+                return;
+            }
+            if let Some((n, _, _, k)) = best {
+                self.lit_found = Some((
+                    k,
+                    Found {
+                        start,
+                        end: start + n,
+                    },
+                ));
+                self.frontier = len;
+                return;
+            }
+            i = at + 1;
+        }
+        self.frontier = len;
     }
 
     /// Bytes read so far, counting re-reads: the measure of scanning work.
@@ -687,17 +772,16 @@ impl StreamScan {
     ) -> Result<Decision, ScanError> {
         self.refresh();
         let len = hay.end();
-        if ws.literal.is_some() {
-            let p = &self.pats[0];
-            return Ok(match &p.best {
-                Some(f) => Decision::Commit {
-                    entry: 0,
+        if ws.literals.is_some() {
+            return Ok(match &self.lit_found {
+                Some((entry, f)) => Decision::Commit {
+                    entry: *entry,
                     start: f.start,
                     end: f.end,
                     captures: Vec::new(),
                 },
                 None if eos => Decision::Hold(len),
-                None => Decision::Hold(p.bt_pending.unwrap_or(len)),
+                None => Decision::Hold(self.lit_hold.unwrap_or(len)),
             });
         }
         let mut hold = if eos { usize::MAX } else { len };
