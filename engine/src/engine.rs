@@ -28,7 +28,7 @@
 use crate::event::{Event, OwnedEvent};
 use crate::scan::delimiter::Delimiter;
 use crate::scan::stream::{
-    Decision, Guards, Hay, Kind, ScanError, StreamScan, Watch, WatchSet, named_groups,
+    ByteSet, Decision, Guards, Hay, Kind, ScanError, StreamScan, Watch, WatchSet, named_groups,
 };
 use crate::scan::table::MATCH;
 use crate::template::Template;
@@ -516,25 +516,19 @@ impl<'t> Parser<'t> {
         }
         let ws = self.watch_set();
         if let Some(set) = &ws.literals {
-            return match set.firsts.as_slice() {
-                [b] => Some(Quick {
-                    stop: *b,
-                    loop_bytes: None,
-                }),
-                _ => None,
-            };
+            return (set.firsts.members.len() == 1).then_some(Quick {
+                stops: &set.firsts,
+                loop_bytes: None,
+            });
         }
-        match ws.few_bytes.as_slice() {
-            [b] => Some(Quick {
-                stop: *b,
-                loop_bytes: ws
-                    .loops
-                    .iter()
-                    .any(Option::is_some)
-                    .then_some(&ws.loop_bytes),
-            }),
-            _ => None,
-        }
+        (ws.stops.members.len() == 1).then_some(Quick {
+            stops: &ws.stops,
+            loop_bytes: ws
+                .loops
+                .iter()
+                .any(Option::is_some)
+                .then_some(&ws.loop_bytes),
+        })
     }
 
     /// The quick path of [`Parser::feed`]: `text` holds no byte that can
@@ -1244,8 +1238,8 @@ impl<'t> Parser<'t> {
 /// The quick path's test (see [`Parser::quick_stop`]).
 #[derive(Clone, Copy, Debug)]
 struct Quick<'t> {
-    /// The one byte at which a watched delimiter can begin.
-    stop: u8,
+    /// The bytes at which a watched delimiter can begin (one byte).
+    stops: &'t ByteSet,
     /// With leading loops (`\s*<tool_call>`): their ASCII bytes. A piece
     /// that ends in one may begin a delimiter.
     loop_bytes: Option<&'t [bool; 128]>,
@@ -1263,18 +1257,7 @@ impl Quick<'_> {
         {
             return false;
         }
-        !contains(text, self.stop)
-    }
-}
-
-/// Whether `hay` contains `b`; short pieces (streamed tokens) are checked
-/// directly, longer ones with `memchr`.
-#[inline]
-fn contains(hay: &[u8], b: u8) -> bool {
-    if hay.len() < 16 {
-        hay.contains(&b)
-    } else {
-        memchr::memchr(b, hay).is_some()
+        self.stops.find(text).is_none()
     }
 }
 

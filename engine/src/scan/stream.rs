@@ -54,12 +54,7 @@ pub struct WatchSet {
     /// Bytes at which the scanner must stop while no thread is alive: the
     /// first bytes of the watched delimiters, less the bytes of their
     /// [`LeadLoop`]s.
-    pub stop_bytes: [bool; 256],
-    /// The distinct bytes of `stop_bytes` when there are at most three
-    /// (then `memchr` does the skipping).
-    pub few_bytes: Vec<u8>,
-    /// Whether `stop_bytes` has any byte at all.
-    pub any_stop: bool,
+    pub stops: ByteSet,
     /// Per entry, the delimiter's leading loop, if it has one.
     pub loops: Vec<Option<LeadLoop>>,
     /// The ASCII bytes of all leading loops.
@@ -216,15 +211,46 @@ impl LeadLoop {
     }
 }
 
+/// A set of bytes to search for: `memchr` when it has at most three, a
+/// table otherwise.
+#[derive(Clone, Debug)]
+pub struct ByteSet {
+    /// Membership, per byte.
+    pub table: [bool; 256],
+    /// The members, in order.
+    pub members: Vec<u8>,
+}
+
+impl ByteSet {
+    /// The set of the bytes marked in `table`.
+    pub fn new(table: [bool; 256]) -> ByteSet {
+        let members = (0..=255u8).filter(|&b| table[b as usize]).collect();
+        ByteSet { table, members }
+    }
+
+    /// The first offset in `hay` whose byte is in the set.
+    #[inline]
+    pub fn find(&self, hay: &[u8]) -> Option<usize> {
+        match self.members.as_slice() {
+            [] => None,
+            // A streamed piece of a few bytes does not repay `memchr`'s
+            // set-up.
+            [a] if hay.len() < 16 => hay.iter().position(|b| b == a),
+            [a] => memchr::memchr(*a, hay),
+            [a, b] => memchr::memchr2(*a, *b, hay),
+            [a, b, c] => memchr::memchr3(*a, *b, *c, hay),
+            _ => hay.iter().position(|&b| self.table[b as usize]),
+        }
+    }
+}
+
 /// A watch set made of literals only, matched by comparison.
 #[derive(Clone, Debug)]
 pub struct LiteralSet {
     /// Every literal of every entry, with the entry's index.
     pub lits: Vec<(usize, Box<[u8]>)>,
-    /// The distinct first bytes of the literals.
-    pub firsts: Vec<u8>,
-    /// `firsts` as a table.
-    pub first_table: [bool; 256],
+    /// The first bytes of the literals.
+    pub firsts: ByteSet,
     /// With a single literal, its `memmem` searcher (for long texts).
     pub finder: Option<memchr::memmem::Finder<'static>>,
 }
@@ -255,7 +281,7 @@ impl LiteralSet {
             let l: &[u8] = l;
             first_table[l[0] as usize] = true;
         }
-        let firsts = (0..=255u8).filter(|&b| first_table[b as usize]).collect();
+        let firsts = ByteSet::new(first_table);
         let finder = match lits.as_slice() {
             [(_, l)] => Some(memchr::memmem::Finder::new(l).into_owned()),
             _ => None,
@@ -263,7 +289,6 @@ impl LiteralSet {
         Some(LiteralSet {
             lits,
             firsts,
-            first_table,
             finder,
         })
     }
@@ -272,14 +297,7 @@ impl LiteralSet {
     /// begin.
     #[inline]
     pub fn find_first(&self, text: &[u8], from: usize) -> Option<usize> {
-        let rest = &text[from..];
-        let found = match self.firsts.as_slice() {
-            [a] if rest.len() < 16 => rest.iter().position(|b| b == a),
-            [a] => memchr::memchr(*a, rest),
-            [a, b] => memchr::memchr2(*a, *b, rest),
-            [a, b, c] => memchr::memchr3(*a, *b, *c, rest),
-            _ => rest.iter().position(|&b| self.first_table[b as usize]),
-        };
+        let found = self.firsts.find(&text[from..]);
         found.map(|i| from + i)
     }
 }
@@ -302,15 +320,10 @@ impl WatchSet {
             }
             loops.push(lead);
         }
-        let set: Vec<u8> = (0..=255u8).filter(|&b| stop_bytes[b as usize]).collect();
-        let any_stop = !set.is_empty();
-        let few_bytes = if set.len() <= 3 { set } else { Vec::new() };
         let literals = LiteralSet::new(&entries, delims);
         WatchSet {
             entries,
-            stop_bytes,
-            few_bytes,
-            any_stop,
+            stops: ByteSet::new(stop_bytes),
             loops,
             loop_bytes,
             literals,
@@ -325,15 +338,7 @@ impl WatchSet {
         if let Some(set) = &self.literals {
             return set.find_first(text, 0).is_some();
         }
-        let stops = match self.few_bytes.as_slice() {
-            [] if !self.any_stop => false,
-            [] => text.iter().any(|&b| self.stop_bytes[b as usize]),
-            [a] => memchr::memchr(*a, text).is_some(),
-            [a, b] => memchr::memchr2(*a, *b, text).is_some(),
-            [a, b, c] => memchr::memchr3(*a, *b, *c, text).is_some(),
-            _ => true,
-        };
-        stops || self.ends_in_loop(text)
+        self.stops.find(text).is_some() || self.ends_in_loop(text)
     }
 
     /// Whether `text` ends inside a run of some leading loop.
@@ -1039,15 +1044,7 @@ fn update_best(p: &mut PatScan) {
 
 /// The next offset at or after `i` whose byte can begin a watched delimiter.
 fn skip(ws: &WatchSet, bytes: &[u8], base: usize, i: usize) -> usize {
-    let rest = &bytes[i - base..];
-    let found = match ws.few_bytes.as_slice() {
-        [] if !ws.any_stop => None,
-        [a] => memchr::memchr(*a, rest),
-        [a, b] => memchr::memchr2(*a, *b, rest),
-        [a, b, c] => memchr::memchr3(*a, *b, *c, rest),
-        _ => rest.iter().position(|&b| ws.stop_bytes[b as usize]),
-    };
-    match found {
+    match ws.stops.find(&bytes[i - base..]) {
         Some(off) => i + off,
         None => base + bytes.len(),
     }
