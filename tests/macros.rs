@@ -140,13 +140,13 @@ fn messages_and_events_are_typed() {
     assert_eq!(
         opened,
         [
-            smollm3::Field::Thinking,
+            smollm3::Field::ReasoningContent,
             smollm3::Field::Content,
             smollm3::Field::ToolCalls
         ]
     );
     assert_eq!(msg.role, "assistant");
-    assert_eq!(msg.thinking.as_deref(), Some("Greet them."));
+    assert_eq!(msg.reasoning_content.as_deref(), Some("Greet them."));
     assert_eq!(msg.content.as_deref(), Some("Hello!"));
     let calls = msg.tool_calls.as_ref().unwrap();
     assert_eq!(calls[0].type_, "function");
@@ -163,5 +163,6 @@ fn messages_and_events_are_typed() {
     // serde sees the reference's keys.
     let json = serde_json::to_value(&msg).unwrap();
     assert_eq!(json["tool_calls"][0]["type"], "function");
-    assert!(json.get("reasoning_content").is_none());
+    assert_eq!(json["reasoning_content"], "Greet them.");
+    assert!(json.get("thinking").is_none());
 }

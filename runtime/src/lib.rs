@@ -35,7 +35,7 @@
 //! let (message, _last_events) = parser.finalize()?;
 //! assert_eq!(shown, "Sure!");
 //! // Typed fields...
-//! assert_eq!(message.thinking.as_deref(), Some("They want a wave."));
+//! assert_eq!(message.reasoning_content.as_deref(), Some("They want a wave."));
 //! assert_eq!(message.tool_calls.as_ref().map(Vec::len), Some(1));
 //! // ...and the same view for every model.
 //! assert_eq!(message.content(), Some("Sure!"));
@@ -98,6 +98,9 @@
 #![warn(missing_docs)]
 
 pub use retort_engine::*;
+
+pub mod models;
+pub mod registry;
 
 /// Compiles a response template into a module at build time; see the
 /// [crate documentation](crate) and `retort-macros`.
