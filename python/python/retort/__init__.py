@@ -1,0 +1,59 @@
+"""retort: parse chat-model output into assistant messages, as it streams.
+
+A drop-in for ``transformers.utils.chat_parsing`` (transformers 5.23.0): the
+same ``ResponseParser`` and ``parse_response``, with the same signatures,
+events, messages and exceptions, on retort's engine (exact for every
+chunking, linear in the input). On top of that:
+
+- ``parse_many(texts, template, prefixes=...)`` parses a batch on all cores
+  with the GIL released;
+- ``retort.templates`` / ``retort.models`` hold the bundled model templates
+  (``retort.models.qwen3.parse(text, prefix=...)``);
+- ``patch_transformers()`` makes transformers itself (its module functions
+  and tokenizers' ``parse_response`` / ``get_response_parser``) use retort.
+
+Templates are given as dicts (the ``response_template`` of a
+``tokenizer_config.json``), as JSON text, as compiled ``retort.Template``
+objects, or as transformers' ``ResponseTemplate``.
+"""
+
+from __future__ import annotations
+
+from . import models, templates
+from ._native import ResponseParser, Template, parse_response
+from ._native import parse_many as _parse_many
+from ._patch import patch_transformers, transformers_patched, unpatch_transformers
+
+__all__ = [
+    "ResponseParser",
+    "Template",
+    "models",
+    "parse_many",
+    "parse_response",
+    "patch_transformers",
+    "templates",
+    "transformers_patched",
+    "unpatch_transformers",
+]
+
+
+def parse_many(texts, response_template, *, prefixes=None, tools=None, threads=None, errors="raise"):
+    """Parses many complete generations at once, on all cores.
+
+    ``texts`` is a sequence of generations; ``prefixes`` either one prompt
+    (a ``str``, used for every text) or one prompt per text. As with
+    ``parse_response``, a prefix is required (``""`` opts out). The
+    template is compiled once; the texts are parsed by ``threads`` threads
+    (default: every core) with the GIL released, and the messages come back
+    as a list in input order.
+
+    ``errors="raise"`` (the default) raises the exception of the first text
+    (lowest index) that fails, as the reference's loop over
+    ``parse_response`` would, after the whole batch ran; the exception has
+    an ``index`` attribute. ``errors="return"`` puts the exception object in
+    that text's place instead, so one bad generation in a million does not
+    cost the batch.
+    """
+    return _parse_many(
+        texts, response_template, prefixes=prefixes, tools=tools, threads=threads, errors=errors
+    )
