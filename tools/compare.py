@@ -38,17 +38,28 @@ import sys
 
 
 def strict_equal(a, b) -> bool:
-    """Deep equality that keeps bool, int and float apart, and 0.0 from -0.0."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(strict_equal(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(strict_equal(x, y) for x, y in zip(a, b))
-    if isinstance(a, float):
-        # NaN never reaches here (results tag it), so == is enough but for the sign of zero.
-        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
-    return a == b
+    """Deep equality that keeps bool, int and float apart, and 0.0 from -0.0.
+    Iterative: values may nest as deep as Python's json.loads allows."""
+    todo = [(a, b)]
+    while todo:
+        x, y = todo.pop()
+        if type(x) is not type(y):
+            return False
+        if isinstance(x, dict):
+            if x.keys() != y.keys():
+                return False
+            todo.extend((x[k], y[k]) for k in x)
+        elif isinstance(x, list):
+            if len(x) != len(y):
+                return False
+            todo.extend(zip(x, y))
+        elif isinstance(x, float):
+            # NaN never gets here (results tag it); the sign of zero would slip through ==.
+            if x != y or math.copysign(1.0, x) != math.copysign(1.0, y):
+                return False
+        elif x != y:
+            return False
+    return True
 
 
 def merge_chunks(events):
@@ -162,6 +173,9 @@ def main() -> None:
         help="the results are the reference's: skip chunkings in expected.reference_streams_differ",
     )
     args = ap.parse_args()
+    # json.loads and json.dumps recurse once per nesting level, and results
+    # nest as deep as the reference's own json.loads allowed.
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 20_000))
 
     actual = {obj["id"]: obj for _, obj in read_jsonl(args.actual)}
     passed = failed = skipped = shown = 0

@@ -197,7 +197,11 @@ def run_case(case, spec):
     except Exception as exc:  # noqa: BLE001
         return {"template_error": error_of(exc, "template")}
     whole = run_stream(template, case, [case["text"]])
-    streams = [run_stream(template, case, chunks) for chunks in case.get("chunkings", [])]
+    streams = []
+    # A plain loop: a comprehension is a frame of its own and would move the
+    # streams' recursion limit one level away from the one-shot run's.
+    for chunks in case.get("chunkings", []):
+        streams.append(run_stream(template, case, chunks))
     return {"whole": whole, "streams": streams}
 
 
