@@ -1,0 +1,360 @@
+"""Writes conformance cases (../shared/conformance/FORMAT.md, without
+`expected`) for every bundled model template: outputs in each model's own
+format, written for this project from the formats the templates describe.
+
+    python3 tools/models_cases.py > raw.jsonl
+    python3 tools/fuzz.py expect raw.jsonl > tests/conformance/cases/models.jsonl
+
+Per family: reasoning then an answer, the answer alone, the prompt that turns
+thinking off (where the chat template has one), the prompt that opens the
+reasoning (where it has one), one tool call (with tool definitions, so the
+reference casts arguments), parallel calls, arguments with nested JSON,
+unicode and escapes, and two truncated outputs. The prefixes are the
+generation prompts of tests/models.json. Each case has four chunkings: the
+whole text, one character at a time, fixed pieces of five, and seeded random
+cuts. Deterministic: the same file every run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+SIMPLE = {"city": "Paris", "days": 3}
+SECOND = {"query": "rain gear", "limit": 5}
+NESTED = {
+    "city": "Tōkyō 東京 🌧",
+    "filters": {"units": "metric", "tags": ["a", "b\"c", "ü"]},
+    "note": "line one\nline two \\ with a tab\tand 'quotes'",
+    "exact": True,
+    "ratio": 0.25,
+    "missing": None,
+}
+# What pythonic formats can carry: flat keyword arguments.
+FLAT = {"city": "São Paulo", "days": 2, "note": "it's \"wet\""}
+
+TOOLS = [
+    {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {
+        "city": {"type": "string"}, "days": {"type": "integer"}}}}},
+    {"type": "function", "function": {"name": "search_docs", "parameters": {"type": "object", "properties": {
+        "query": {"type": "string"}, "limit": {"type": "integer"}}}}},
+]
+
+REASONING = "The user wants the weather in Paris.\nI should call the weather tool, then answer briefly."
+ANSWER = "It will be sunny in Paris — 24 °C, with a light breeze. Enjoy!"
+PREAMBLE = "Let me check that for you."
+
+
+def js(v):
+    return json.dumps(v, ensure_ascii=False)
+
+
+def raw_value(v):
+    """A parameter value as XML-style formats write it: strings bare,
+    everything else as JSON."""
+    return v if isinstance(v, str) else js(v)
+
+
+def py_value(v):
+    if isinstance(v, str):
+        return "'" + v.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    if isinstance(v, bool):
+        return "True" if v else "False"
+    if v is None:
+        return "None"
+    return js(v)
+
+
+def gemma_value(v):
+    if isinstance(v, str):
+        return '<|"|>' + v + '<|"|>'
+    if isinstance(v, dict):
+        return "{" + ",".join(f"{k}:{gemma_value(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, list):
+        return "[" + ",".join(gemma_value(x) for x in v) + "]"
+    return js(v)
+
+
+# ---------------------------------------------------------------------------
+# Tool-call encoders: (calls) -> text, where calls = [(name, args, id)].
+
+
+def hermes(calls):
+    return "\n".join(f"<tool_call>\n{js({'name': n, 'arguments': a})}\n</tool_call>" for n, a, _ in calls)
+
+
+def coder(calls, tag="tool_call", pad=True):
+    nl = "\n" if pad else ""
+    out = []
+    for n, a, _ in calls:
+        params = "".join(f"<parameter={k}>{nl}{raw_value(v)}{nl}</parameter>\n" for k, v in a.items())
+        out.append(f"<{tag}>\n<function={n}>\n{params}</function>\n</{tag}>")
+    return "\n".join(out)
+
+
+def glm(calls, compact=False):
+    sep = "" if compact else "\n"
+    out = []
+    for n, a, _ in calls:
+        pairs = "".join(f"<arg_key>{k}</arg_key>{sep}<arg_value>{raw_value(v)}</arg_value>{sep}" for k, v in a.items())
+        out.append(f"<tool_call>{n}{sep}{pairs}</tool_call>")
+    return "\n".join(out)
+
+
+def minimax(calls):
+    inv = "".join(
+        f"<invoke name=\"{n}\">\n" + "".join(f"<parameter name=\"{k}\">{raw_value(v)}</parameter>\n" for k, v in a.items()) + "</invoke>\n"
+        for n, a, _ in calls
+    )
+    return f"<minimax:tool_call>\n{inv}</minimax:tool_call>"
+
+
+def deepseek_r1(calls):
+    body = "".join(f"<｜tool▁call▁begin｜>function<｜tool▁sep｜>{n}\n```json\n{js(a)}\n```<｜tool▁call▁end｜>" for n, a, _ in calls)
+    return f"<｜tool▁calls▁begin｜>{body}<｜tool▁calls▁end｜>"
+
+
+def deepseek_v31(calls):
+    body = "".join(f"<｜tool▁call▁begin｜>{n}<｜tool▁sep｜>{js(a)}<｜tool▁call▁end｜>" for n, a, _ in calls)
+    return f"<｜tool▁calls▁begin｜>{body}<｜tool▁calls▁end｜>"
+
+
+def dsml(calls):
+    inv = ""
+    for n, a, _ in calls:
+        params = "".join(
+            f"<｜DSML｜parameter name=\"{k}\" string=\"{'true' if isinstance(v, str) else 'false'}\">{raw_value(v)}</｜DSML｜parameter>\n"
+            for k, v in a.items()
+        )
+        inv += f"<｜DSML｜invoke name=\"{n}\">\n{params}</｜DSML｜invoke>\n"
+    return f"<｜DSML｜function_calls>\n{inv}</｜DSML｜function_calls>"
+
+
+def harmony(calls):
+    # The prompt (or the message before) already wrote `<|start|>assistant`.
+    return "<|start|>assistant".join(
+        f"<|channel|>commentary to=functions.{n} <|constrain|>json<|message|>{js(a)}<|call|>" for n, a, _ in calls
+    )
+
+
+def pythonic(calls):
+    return "[" + ", ".join(f"{n}(" + ", ".join(f"{k}={py_value(v)}" for k, v in a.items()) + ")" for n, a, _ in calls) + "]"
+
+
+def gemma4(calls):
+    return "".join(f"<|tool_call>call:{n}{gemma_value(a)}<tool_call|>" for n, a, _ in calls)
+
+
+def llama(calls):
+    return "; ".join(js({"name": n, "parameters": a}) for n, a, _ in calls)
+
+
+def json_list(calls, with_id=False):
+    items = []
+    for n, a, i in calls:
+        item = {"name": n, "arguments": a}
+        if with_id:
+            item["id"] = i
+        items.append(item)
+    return js(items)
+
+
+def mistral_v11(calls, with_id):
+    return "".join(f"[TOOL_CALLS]{n}" + (f"[CALL_ID]{i}" if with_id else "") + f"[ARGS]{js(a)}" for n, a, i in calls)
+
+
+def cohere(calls):
+    items = ",\n".join("    " + js({"tool_call_id": str(k), "tool_name": n, "parameters": a}) for k, (n, a, _) in enumerate(calls))
+    return f"<|START_ACTION|>[\n{items}\n]<|END_ACTION|>"
+
+
+def kimi(calls):
+    body = "".join(f"<|tool_call_begin|>functions.{n}:{k}<|tool_call_argument_begin|>{js(a)}<|tool_call_end|>" for k, (n, a, _) in enumerate(calls))
+    return f"<|tool_calls_section_begin|>{body}<|tool_calls_section_end|>"
+
+
+def functionary31(calls):
+    return "".join(f"<function={n}>{js(a)}</function>" for n, a, _ in calls)
+
+
+def functionary32(calls):
+    return "".join(f">>>{n}\n{js(a)}" for n, a, _ in calls)
+
+
+def apertus(calls):
+    return "<|tools_prefix|>[" + ", ".join(js({n: a}) for n, a, _ in calls) + "]<|tools_suffix|>"
+
+
+def step3(calls):
+    out = []
+    for n, a, _ in calls:
+        params = "".join(f"<steptml:parameter name=\"{k}\">{raw_value(v)}</steptml:parameter>" for k, v in a.items())
+        out.append(f"<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"{n}\">{params}</steptml:invoke><｜tool_call_end｜>")
+    return "<｜tool_calls_begin｜>" + "<｜tool_sep｜>".join(out) + "<｜tool_calls_end｜>"
+
+
+def minicpm(calls):
+    return "".join(
+        f"<function name=\"{n}\">" + "".join(f"<param name=\"{k}\">{raw_value(v)}</param>" for k, v in a.items()) + "</function>"
+        for n, a, _ in calls
+    )
+
+
+def gigachat(calls):
+    n, a, _ = calls[0]  # one call per message in this format
+    return f"<|message_sep|>\n\nfunction call<|role_sep|>\n{js({'name': n, 'arguments': a})}"
+
+
+# ---------------------------------------------------------------------------
+# Per template: reasoning delimiters (None = the family does not reason),
+# the tool-call encoder, what wraps an answer, the end of turn, whether the
+# encoder takes parallel calls and nested arguments.
+
+THINK = ("<think>", "</think>")
+FORMATS = {
+    "smollm3": dict(think=("<think>\n", "\n</think>\n"), calls=hermes, eot="<|im_end|>"),
+    "qwen2.5": dict(think=None, calls=hermes, eot="<|im_end|>"),
+    "qwen3": dict(think=("<think>\n", "\n</think>\n\n"), calls=hermes, eot="<|im_end|>"),
+    "qwen3-coder": dict(think=None, calls=coder, eot="<|im_end|>"),
+    "qwen3.5": dict(think=("<think>\n", "\n</think>\n\n"), calls=coder, eot="<|im_end|>"),
+    "qwq": dict(think=("<think>\n", "\n</think>\n\n"), calls=hermes, eot="<|im_end|>"),
+    "deepseek-r1": dict(think=("<think>\n", "\n</think>\n\n"), calls=deepseek_r1, eot="<｜end▁of▁sentence｜>"),
+    "deepseek-v3": dict(think=None, calls=deepseek_r1, eot="<｜end▁of▁sentence｜>"),
+    "deepseek-v3.1": dict(think=THINK, calls=deepseek_v31, eot="<｜end▁of▁sentence｜>"),
+    "deepseek-v3.2": dict(think=THINK, calls=dsml, eot="<｜end▁of▁sentence｜>"),
+    "gpt-oss": dict(think=("<|channel|>analysis<|message|>", "<|end|><|start|>assistant"), calls=harmony,
+                    wrap=("<|channel|>final<|message|>", ""), eot="<|return|>", after_call=True,
+                    preamble=("<|channel|>commentary<|message|>", "<|end|><|start|>assistant"), sep=""),
+    "gemma-3": dict(think=None, calls=pythonic, eot="<end_of_turn>", flat=True, calls_alone=True),
+    "gemma4": dict(think=("<|channel>thought\n", "<channel|>"), calls=gemma4, eot="<turn|>"),
+    "llama-3.1": dict(think=None, calls=llama, eot="<|eot_id|>", calls_alone=True),
+    "mistral-nemo": dict(think=None, calls=lambda c: "[TOOL_CALLS]" + json_list(c, True), eot="</s>"),
+    "mistral-small-3.2": dict(think=None, calls=lambda c: mistral_v11(c, True), eot="</s>"),
+    "devstral": dict(think=None, calls=lambda c: mistral_v11(c, False), eot="</s>"),
+    "magistral": dict(think=("[THINK]", "[/THINK]"), calls=lambda c: mistral_v11(c, False), eot="</s>"),
+    "command-r7b": dict(think=("<|START_THINKING|>", "<|END_THINKING|>"), calls=cohere,
+                        wrap=("<|START_RESPONSE|>", "<|END_RESPONSE|>"), eot="<|END_OF_TURN_TOKEN|>"),
+    "command-a": dict(think=("<|START_THINKING|>", "<|END_THINKING|>"), calls=cohere,
+                      wrap=("<|START_RESPONSE|>", "<|END_RESPONSE|>"), eot="<|END_OF_TURN_TOKEN|>"),
+    "granite-3.3": dict(think=THINK, calls=lambda c: "<|tool_call|>" + json_list(c), eot="<|end_of_text|>",
+                        wrap_after_think=("<response>", "</response>")),
+    "granite-4": dict(think=None, calls=hermes, eot="<|end_of_text|>"),
+    "glm-4.5": dict(think=("<think>", "</think>\n"), calls=glm, eot="<|user|>", lead="\n"),
+    "glm-4.7": dict(think=THINK, calls=lambda c: glm(c, compact=True), eot="<|user|>"),
+    "kimi-k2": dict(think=THINK, calls=kimi, eot="<|im_end|>"),
+    "kimi-k2-thinking": dict(think=THINK, calls=kimi, eot="<|im_end|>"),
+    "minimax-m2": dict(think=("<think>\n", "\n</think>\n\n"), calls=minimax, eot="[e~["),
+    "hermes-2-pro": dict(think=None, calls=hermes, eot="<|im_end|>"),
+    "phi-4-mini": dict(think=None, calls=lambda c: "functools" + json_list(c), eot="<|end|>", calls_last=True),
+    "functionary-v3.1": dict(think=None, calls=functionary31, eot="<|eot_id|>"),
+    "functionary-v3.2": dict(think=None, calls=functionary32, wrap=("all\n", ""), eot="<|eot_id|>", recipients=True),
+    "nemotron-nano-v2": dict(think=("<think>\n", "\n</think>\n"), calls=lambda c: "<TOOLCALL>" + json_list(c) + "</TOOLCALL>", eot="<SPECIAL_12>"),
+    "nemotron-3": dict(think=("<think>\n", "\n</think>\n"), calls=coder, eot="<|im_end|>"),
+    "seed-oss": dict(think=("<seed:think>", "</seed:think>"), calls=lambda c: coder(c, "seed:tool_call", pad=False), eot="<seed:eos>"),
+    "ernie-4.5": dict(think=("<think>\n", "\n</think>\n\n"), calls=hermes, eot="<|im_end|>"),
+    "apertus": dict(think=("<|inner_prefix|>", "<|inner_suffix|>"), calls=apertus, eot="<|assistant_end|>"),
+    "apriel": dict(think=("Here are my reasoning steps:\n", "\n[BEGIN FINAL RESPONSE]\n"), calls=lambda c: "<tool_calls>" + json_list(c) + "</tool_calls>", eot="<|end|>"),
+    "firefunction-v2": dict(think=None, calls=lambda c: " functools" + json_list(c), eot="<|eot_id|>", calls_last=True),
+    "step3": dict(think=("<think>\n", "\n</think>\n"), calls=step3, eot="<|EOT|>"),
+    "step-3.5": dict(think=("<think>\n", "\n</think>\n"), calls=coder, eot="<|im_end|>"),
+    "lfm2": dict(think=THINK, calls=lambda c: "<|tool_call_start|>" + pythonic(c) + "<|tool_call_end|>", eot="<|im_end|>", flat=True),
+    "reka-edge": dict(think=("<think>\n", "\n</think>\n\n"), calls=hermes, eot="<sep>"),
+    "gigachat3": dict(think=None, calls=gigachat, eot="", single=True, calls_last=True),
+    "minicpm5": dict(think=("<think>\n", "</think>"), calls=minicpm, eot="<|im_end|>"),
+    "ling": dict(think=("<think>\n", "\n</think>\n"), calls=glm, eot="<|role_end|>"),
+}
+
+
+def answer(fmt, text, thought=False):
+    if thought and "wrap_after_think" in fmt:
+        o, c = fmt["wrap_after_think"]
+        return o + text + c
+    o, c = fmt.get("wrap", ("", ""))
+    return o + text + c
+
+
+def thought(fmt, text, opened=False):
+    o, c = fmt["think"]
+    return ("" if opened else o) + text + c
+
+
+def cases_for(model, fmt, rng):
+    name = model["template"]
+    prompts = model["prompts"]
+    plain = prompts.get("plain", prompts[model["default"]])
+    eot = fmt["eot"]
+    calls = fmt["calls"]
+    one = [("get_weather", FLAT if fmt.get("flat") else SIMPLE, "Ab3dE6gH9")]
+    two = one + [("search_docs", SECOND, "Zx8wV7uT6")]
+    nested = [("get_weather", FLAT if fmt.get("flat") else NESTED, "Nq2Rs4Tu6")]
+    if fmt.get("single"):
+        two = one
+    lead = fmt.get("lead", "")
+    out = []
+
+    def add(what, prefix, text, tools=None):
+        out.append((what, prefix, text, tools))
+
+    def call_text(cs, before=PREAMBLE):
+        before = "" if fmt.get("calls_alone") else before
+        if fmt.get("recipients"):
+            return answer(fmt, before) + calls(cs) if before else calls(cs)[3:]
+        if not before:
+            return calls(cs)
+        o, c = fmt.get("preamble", fmt.get("wrap", ("", "")))
+        return o + before + c + fmt.get("sep", "\n") + calls(cs)
+
+    if fmt["think"]:
+        add("reasoning, then an answer", plain, lead + thought(fmt, REASONING) + answer(fmt, ANSWER, True) + eot)
+    add("an answer alone", plain, answer(fmt, ANSWER) + eot)
+    if "off" in prompts:
+        add("thinking turned off by the prompt", prompts["off"], answer(fmt, ANSWER) + eot)
+    if "open" in prompts and fmt["think"]:
+        add("the prompt opens the reasoning", prompts["open"], thought(fmt, REASONING, opened=True) + answer(fmt, ANSWER, True) + eot)
+        add("the prompt opens the reasoning, then a tool call", prompts["open"], thought(fmt, "Need the tool.", opened=True) + calls(one))
+    add("one tool call after a preamble, with tool definitions", plain, call_text(one) + ("" if fmt.get("after_call") else eot), TOOLS)
+    add("two tool calls", plain, call_text(two, before=""))
+    add("arguments with nested JSON, unicode and escapes", plain, call_text(nested, before=""))
+    full = (lead + thought(fmt, REASONING) if fmt["think"] and "open" not in prompts else "") + call_text(two, before="")
+    cut = max(1, int(len(full) * 0.6))
+    add("truncated inside a tool call", plain, full[:cut])
+    if fmt["think"]:
+        text = lead + thought(fmt, REASONING)
+        add("truncated inside the reasoning", plain, text[: len(text) // 2])
+    cases = []
+    for n, (what, prefix, text, tools) in enumerate(out, 1):
+        case = {"id": f"model/{name}/{n}", "what": what, "template": name, "prefix": prefix, "text": text,
+                "chunkings": chunkings(text, rng)}
+        if tools:
+            case["tools"] = tools
+        cases.append(case)
+    return cases
+
+
+def chunkings(text, rng):
+    whole = [text]
+    ones = list(text) or [""]
+    fives = [text[i : i + 5] for i in range(0, len(text), 5)] or [""]
+    cuts = sorted(rng.sample(range(1, len(text)), min(len(text) - 1, max(1, len(text) // 12)))) if len(text) > 1 else []
+    bounds = [0] + cuts + [len(text)]
+    rand = [text[a:b] for a, b in zip(bounds, bounds[1:])] or [""]
+    return [whole, ones, fives, rand]
+
+
+def main():
+    models = json.load(open(os.path.join(ROOT, "tests", "models.json"), encoding="utf-8"))["models"]
+    missing = [m["template"] for m in models if m["template"] not in FORMATS]
+    if missing:
+        sys.exit(f"no format written for {missing}")
+    rng = random.Random(11)
+    for model in models:
+        for case in cases_for(model, FORMATS[model["template"]], rng):
+            print(json.dumps(case, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()
