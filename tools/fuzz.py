@@ -1,13 +1,17 @@
 """Differential fuzzing of retort against the reference implementation.
 
 Generates conformance cases (templates and model-like outputs), gets the
-reference's results from ../shared/reference/oracle.py, runs retort's
-conformance runner on the same cases, and compares with
-../shared/conformance/compare.py.
+reference's results from tools/reference/oracle.py (transformers pinned by
+tools/reference/requirements.txt, in a venv that tools/reference/setup.sh
+makes on first use), runs retort's conformance runner on the same cases, and
+compares with tools/compare.py. Nothing outside the repository is needed.
 
     python3 tools/fuzz.py gen --seed 1 --count 500 > cases.jsonl
     python3 tools/fuzz.py expect cases.jsonl > vectors.jsonl      # adds "expected" from the oracle
     python3 tools/fuzz.py check --seed 1 --count 2000              # the whole loop, prints the tally
+
+`check` keeps the vectors of a failing batch in target/fuzz-failures-SEED.jsonl
+and ends with the line `N passed, M failed` (exit status 1 on failures).
 
 Cases come from two families:
 
@@ -39,7 +43,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-SHARED = os.environ.get("RETORT_SHARED", os.path.join(ROOT, "..", "shared"))
+ORACLE = os.path.join(HERE, "reference", "oracle.py")
+COMPARE = os.path.join(HERE, "compare.py")
 
 # ---------------------------------------------------------------------------
 # Regex pieces that can both be written as a pattern and sampled as text.
@@ -621,35 +626,17 @@ def gen_cases(seed, count):
 
 
 def reference_python():
-    return subprocess.run(
-        ["bash", os.path.join(SHARED, "reference", "setup.sh")], check=True, capture_output=True, text=True
-    ).stdout.strip()
+    """The venv's python (made on first use; later calls return at once)."""
+    setup = subprocess.run(["bash", os.path.join(HERE, "reference", "setup.sh")], stdout=subprocess.PIPE, text=True)
+    if setup.returncode != 0:
+        sys.exit("fuzz.py: tools/reference/setup.sh failed (see above)")
+    return setup.stdout.strip()
 
 
-def run_oracle(cases_path, templates):
-    py = reference_python()
-    out = subprocess.run(
-        [py, os.path.join(SHARED, "reference", "oracle.py"), cases_path, "--templates", templates],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    return [json.loads(line) for line in out.split("\n") if line.strip()]
-
-
-def with_expected(cases, results):
-    """Turns oracle results into the `expected` of each case (FORMAT.md)."""
-    by_id = {r["id"]: r for r in results}
-    for case in cases:
-        r = by_id[case["id"]]
-        if "template_error" in r:
-            case["expected"] = {"template_error": r["template_error"]}
-        else:
-            case["expected"] = {"whole": r["whole"]}
-            differ = [i for i, s in enumerate(r.get("streams", [])) if s != r["whole"]]
-            if differ:
-                case["expected"]["reference_streams_differ"] = differ
-        yield case
+def expect(cases_path, templates, out):
+    """Writes the cases of `cases_path` with the reference's `expected` to `out`."""
+    subprocess.run([reference_python(), ORACLE, "--expect", cases_path, "--templates", templates], check=True,
+                   stdout=out)
 
 
 def retort_binary():
@@ -677,10 +664,8 @@ def main():
         for case in gen_cases(args.seed, args.count):
             print(json.dumps(case, ensure_ascii=False))
     elif args.cmd == "expect":
-        with open(args.cases, encoding="utf-8") as fh:
-            cases = [json.loads(line) for line in fh if line.strip()]
-        for case in with_expected(cases, run_oracle(args.cases, args.templates)):
-            print(json.dumps(case, ensure_ascii=False))
+        sys.stdout.flush()
+        expect(args.cases, args.templates, sys.stdout)
     elif args.cmd == "check":
         binary = retort_binary()
         passed = failed = 0
@@ -693,24 +678,21 @@ def main():
                 with open(raw, "w", encoding="utf-8") as fh:
                     for case in gen_cases(seed, n):
                         fh.write(json.dumps(case, ensure_ascii=False) + "\n")
-                with open(raw, encoding="utf-8") as fh:
-                    cases = [json.loads(line) for line in fh]
                 vectors = os.path.join(tmp, "vectors.jsonl")
                 with open(vectors, "w", encoding="utf-8") as fh:
-                    for case in with_expected(cases, run_oracle(raw, os.path.join(ROOT, "templates"))):
-                        fh.write(json.dumps(case, ensure_ascii=False) + "\n")
+                    expect(raw, os.path.join(ROOT, "templates"), fh)
                 actual = os.path.join(tmp, "actual.jsonl")
                 with open(actual, "w", encoding="utf-8") as fh:
                     subprocess.run([binary, "conformance", vectors, "--templates", os.path.join(ROOT, "templates")],
                                    check=True, stdout=fh)
                 cmp = subprocess.run(
-                    [sys.executable, os.path.join(SHARED, "conformance", "compare.py"), vectors, "--actual", actual,
-                     "--show", str(args.show)],
+                    [sys.executable, COMPARE, vectors, "--actual", actual, "--show", str(args.show)],
                     capture_output=True, text=True,
                 )
+                if cmp.returncode not in (0, 1):
+                    sys.exit(f"fuzz.py: tools/compare.py failed on seed {seed}:\n{cmp.stderr}")
                 lines = cmp.stdout.strip().split("\n")
-                tally = lines[-1] if lines else "0 passed, 0 failed"
-                p, f = [int(x.split()[0]) for x in tally.split(", ")[:2]]
+                p, f = [int(x.split()[0]) for x in lines[-1].split(", ")[:2]]
                 passed += p
                 failed += f
                 print(f"seed {seed}: {p} passed, {f} failed", file=sys.stderr, flush=True)

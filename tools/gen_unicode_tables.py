@@ -1,8 +1,8 @@
 """Generates engine/src/unicode_tables.rs: the character sets that make
 retort behave exactly like the reference (CPython 3.11 + the `regex` module
-pinned by ../shared/reference/setup.sh).
+pinned by tools/reference/requirements.txt).
 
-    $(../shared/reference/setup.sh) tools/gen_unicode_tables.py > engine/src/unicode_tables.rs
+    $(tools/reference/setup.sh) tools/gen_unicode_tables.py > engine/src/unicode_tables.rs
 
 The `regex` module carries its own Unicode database (newer than CPython's),
 so its \\w, \\d and \\s differ from `str.isalnum()` & co; `int()`, `float()` and

@@ -2,7 +2,7 @@
 value layer (engine/src/py, content.rs, transform.rs) with the results the
 reference produces for them. engine/tests/py_conformance.rs replays them.
 
-    $(../shared/reference/setup.sh) tools/py_cases.py > engine/tests/data/py_cases.jsonl
+    $(tools/reference/setup.sh) tools/py_cases.py > engine/tests/data/py_cases.jsonl
 
 One JSON object per line:
 
@@ -17,7 +17,7 @@ divergence: Rust strings cannot hold one).
 
 `field` cases run a whole region through a real ResponseParser (content
 parser, transform, tool coercion) and record its region_close value or the
-exception, from the same call depth as ../shared/reference/oracle.py, so that
+exception, from the same call depth as tools/reference/oracle.py, so that
 recursion limits line up.
 """
 

@@ -3,9 +3,10 @@
 through the real `regex` module (the reference's engine), for the
 differential test engine/tests/pyre_conformance.rs.
 
-Run with the reference interpreter (regex 2026.11.15):
+Run with the reference interpreter (the `regex` pinned by
+tools/reference/requirements.txt); an argument writes elsewhere:
 
-    ~/.cache/response-template-reference/bin/python tools/pyre_cases.py
+    $(tools/reference/setup.sh) tools/pyre_cases.py [OUT.jsonl]
 
 Each line is one pattern:
 
@@ -93,7 +94,8 @@ HAND = [
     r"\1", r"(a)\2", r"(a)(b)\2\1", r"(a)\10", r"(a)\100", r"(?P<a>x)\g<a>\g<1>",
 ]
 
-# Delimiter patterns of the templates in templates/ and shared/ (run on
+# Delimiter patterns of the templates in templates/ and of the conformance
+# vectors' templates, as they were when this list was written (run on
 # stream-like prefixes of sample matches, as the reference parser does).
 TEMPLATE = [
     "$",
