@@ -163,8 +163,38 @@ pub const PARSER_NAMES: [&str; 7] = [
     "kv-lines",
 ];
 
+/// The `content_args` each parser reads, by parser (in [`PARSER_NAMES`]
+/// order). The lists document the format (`docs/template-format.md` has a
+/// section for each, checked by a test); every key this module reads is
+/// in one of them (asserted in debug builds).
+pub const PARSER_ARGS: [(&str, &[&str]); 7] = [
+    ("text", &["strip"]),
+    ("int", &["strip"]),
+    ("float", &["strip"]),
+    ("bool", &["strip"]),
+    (
+        "json",
+        &["unquoted_keys", "string_delims", "allow_non_json", "strip"],
+    ),
+    (
+        "xml-inline",
+        &["tag_pattern", "value_parser", "merge_duplicates"],
+    ),
+    ("kv-lines", &["line_sep", "kv_sep", "strip", "value_parser"]),
+];
+
+const VALUE_PARSER_NAME: &str = "name";
+const VALUE_PARSER_ARGS: &str = "args";
+
+/// The keys of a `value_parser` object (`xml-inline`, `kv-lines`).
+pub const VALUE_PARSER_KEYS: [&str; 2] = [VALUE_PARSER_NAME, VALUE_PARSER_ARGS];
+
 /// `args.get(key)` for a dict `args`, with Python's default when absent.
 fn arg<'a>(args: &'a Map, key: &str) -> Option<&'a Value> {
+    debug_assert!(
+        PARSER_ARGS.iter().any(|(_, keys)| keys.contains(&key)),
+        "content argument `{key}` is missing from PARSER_ARGS"
+    );
     args.get(key)
 }
 
@@ -343,8 +373,8 @@ impl SubParser {
             return SubParser::Fails(PyErr::recursion(""));
         }
         let empty = Value::Map(Map::new());
-        let args = vp.get("args").unwrap_or(&empty);
-        match vp.get("name") {
+        let args = vp.get(VALUE_PARSER_ARGS).unwrap_or(&empty);
+        match vp.get(VALUE_PARSER_NAME) {
             None => SubParser::Spec(Box::new(ContentSpec::build("text", args, level + 1))),
             Some(Value::Str(name)) => {
                 SubParser::Spec(Box::new(ContentSpec::build(name, args, level + 1)))

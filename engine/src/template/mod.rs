@@ -117,14 +117,16 @@ fn py_list(names: &[&str]) -> String {
     format!("[{}]", inner.join(", "))
 }
 
-const TEMPLATE_KEYS: [&str; 5] = [
+/// The keys a template may have; any other is [`Rule::UnknownKey`].
+pub const TEMPLATE_KEYS: [&str; 5] = [
     "version",
     "defaults",
     "fields",
     "start_anchor",
     "start_anchor_pattern",
 ];
-const FIELD_KEYS: [&str; 11] = [
+/// The keys a field may have; any other is [`Rule::UnknownKey`].
+pub const FIELD_KEYS: [&str; 11] = [
     "open",
     "open_pattern",
     "close",
