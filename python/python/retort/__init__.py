@@ -19,6 +19,9 @@ objects, or as transformers' ``ResponseTemplate``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal
+
 from . import models, templates
 from ._native import ResponseParser, Template, parse_response
 from ._native import parse_many as _parse_many
@@ -37,7 +40,15 @@ __all__ = [
 ]
 
 
-def parse_many(texts, response_template, *, prefixes=None, tools=None, threads=None, errors="raise"):
+def parse_many(
+    texts: Iterable[str],
+    response_template: Any,
+    *,
+    prefixes: str | Sequence[str] | None = None,
+    tools: Iterable[Any] | None = None,
+    threads: int | None = None,
+    errors: Literal["raise", "return"] = "raise",
+) -> list[Any]:
     """Parses many complete generations at once, on all cores.
 
     ``texts`` is a sequence of generations; ``prefixes`` either one prompt

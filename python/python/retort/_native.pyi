@@ -1,0 +1,62 @@
+"""Type stubs of the extension module (src/lib.rs)."""
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Literal, Union
+
+Event = dict[str, Any]
+"""``{"type": "region_open", "field": str}``,
+``{"type": "region_chunk", "field": str, "text": str, "dirty": bool}`` or
+``{"type": "region_close", "field": str, "value": Any}``."""
+
+Tool = Union[dict[str, Any], Callable[..., Any]]
+# transformers' ``ResponseTemplate`` objects are accepted too (not named
+# here, so that type-checking does not need transformers).
+TemplateLike = Union[dict[str, Any], str, "Template"]
+
+PREFIX_REQUIRED: str
+
+class Template:
+    """A compiled response template (from a dict, JSON text, or transformers'
+    ``ResponseTemplate``). Raises ``ValueError`` (with ``rule``, ``path`` and
+    ``location`` attributes) for a template the reference rejects."""
+
+    def __init__(self, spec: TemplateLike) -> None: ...
+    @property
+    def fields(self) -> list[str]: ...
+    @property
+    def defaults(self) -> dict[str, Any]: ...
+
+class ResponseParser:
+    """transformers' ``ResponseParser`` on retort's engine: feed the
+    generation piece by piece, then ``finalize``."""
+
+    def __init__(
+        self,
+        response_template: TemplateLike,
+        prefix: str | None = None,
+        *,
+        tools: Iterable[Tool] | None = None,
+    ) -> None: ...
+    @property
+    def initial_events(self) -> list[Event]: ...
+    def feed(self, text: str) -> list[Event]: ...
+    def finalize(self) -> tuple[dict[str, Any], list[Event]]: ...
+
+def parse_response(
+    text: str,
+    response_template: TemplateLike,
+    *,
+    prefix: str | None = None,
+    tools: Iterable[Tool] | None = None,
+) -> dict[str, Any]: ...
+def parse_many(
+    texts: Iterable[str],
+    response_template: TemplateLike,
+    *,
+    prefixes: str | Sequence[str] | None = None,
+    tools: Iterable[Tool] | None = None,
+    threads: int | None = None,
+    errors: Literal["raise", "return"] = "raise",
+) -> list[Any]: ...
+def bundled_names() -> list[str]: ...
+def bundled_json(name: str) -> str: ...
