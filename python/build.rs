@@ -19,12 +19,18 @@ fn main() -> std::io::Result<()> {
         }
     }
     entries.sort();
-    let mut out = String::from("/// `(name, JSON text)` of each bundled template, sorted by name.\n");
+    let mut out =
+        String::from("/// `(name, JSON text)` of each bundled template, sorted by name.\n");
     out.push_str("pub static TEMPLATES: &[(&str, &str)] = &[\n");
     for (name, path) in &entries {
-        let _ = writeln!(out, "    ({name:?}, include_str!({:?})),", path.display().to_string());
+        let _ = writeln!(
+            out,
+            "    ({name:?}, include_str!({:?})),",
+            path.display().to_string()
+        );
     }
     out.push_str("];\n");
-    let dest = PathBuf::from(std::env::var_os("OUT_DIR").expect("set by cargo")).join("bundled_templates.rs");
+    let dest = PathBuf::from(std::env::var_os("OUT_DIR").expect("set by cargo"))
+        .join("bundled_templates.rs");
     std::fs::write(dest, out)
 }

@@ -299,7 +299,10 @@ fn parse_error(py: Python<'_>, e: &ParseError) -> PyErr {
         Some(f) => PyString::new(py, f).into_any(),
         None => py.None().into_bound(py),
     };
-    let offset = e.offset.into_bound_py_any(py).unwrap_or_else(|_| py.None().into_bound(py));
+    let offset = e
+        .offset
+        .into_bound_py_any(py)
+        .unwrap_or_else(|_| py.None().into_bound(py));
     with_attrs(
         py,
         err,
@@ -455,7 +458,7 @@ self_cell!(
 );
 
 /// A streaming parser: transformers' `ResponseParser` on retort's engine.
-#[pyclass(module = "retort", name = "ResponseParser")]
+#[pyclass(subclass, module = "retort", name = "ResponseParser")]
 struct PyResponseParser {
     cell: ParserCell,
     initial: Py<PyList>,
@@ -480,7 +483,9 @@ impl PyResponseParser {
         let cell = ParserCell::try_new(template, |t| make_parser(t, &prefix, tools.as_ref()))
             .map_err(|e| parse_error(py, &e))?;
         let initial = cell
-            .with_dependent(|_, p| events_to_py(py, p.initial_events().iter().map(|e| e.as_event())))?
+            .with_dependent(|_, p| {
+                events_to_py(py, p.initial_events().iter().map(|e| e.as_event()))
+            })?
             .unbind();
         Ok(PyResponseParser { cell, initial })
     }
@@ -602,7 +607,13 @@ fn parse_many<'py>(
         Some(n) => n,
         None => std::thread::available_parallelism().map_or(1, usize::from),
     };
-    let prefix_of = |i: usize| -> &str { if prefixes.len() == 1 { &prefixes[0] } else { &prefixes[i] } };
+    let prefix_of = |i: usize| -> &str {
+        if prefixes.len() == 1 {
+            &prefixes[0]
+        } else {
+            &prefixes[i]
+        }
+    };
     let results: Vec<Result<Map, ParseError>> = py.detach(|| {
         let run = |i: usize| parse_one(&template, &texts[i], prefix_of(i), tools.as_ref());
         let n = texts.len();
