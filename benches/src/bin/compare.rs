@@ -5,13 +5,15 @@
 //! construction time, allocations per feed, and the issue's targets.
 //!
 //! ```text
-//! cargo run --release -p retort-benches --bin compare -- [--json] [--no-reference]
+//! cargo run --release -p retort-benches --bin compare -- [--json] [--no-reference] [--quick] [--repeat N]
 //! ```
 //!
-//! The reference runs through `../shared/reference/setup.sh` (a pinned
-//! transformers in a venv) and `../shared/bench/reference_bench.py`, on the
-//! workloads this crate generates, written to `target/bench-workloads`, with
-//! the repository's template files.
+//! The reference is the repository's own: `tools/reference/setup.sh` makes
+//! (once) a venv with the pinned transformers of
+//! `tools/reference/requirements.txt`, and `tools/reference/bench.py` times
+//! it on the workloads this crate generates, written to
+//! `target/bench-workloads`, with the repository's template files. Nothing
+//! outside the repository is read.
 
 use clap::Parser as _;
 use retort_benches::{Kind, Mode, Parsers, Workload, reasoning_qwen3, workloads};
@@ -56,19 +58,16 @@ struct Args {
     /// Print JSON lines instead of tables.
     #[arg(long)]
     json: bool,
-    /// Time retort only.
+    /// Time retort only (no Python needed).
     #[arg(long)]
     no_reference: bool,
-    /// The shared material (reference setup and timing script); default
-    /// `../shared` next to the repository.
-    #[arg(long)]
-    shared: Option<PathBuf>,
     /// Where the workloads are written.
     #[arg(long)]
     workloads: Option<PathBuf>,
-    /// Runs per measurement for the reference (best is kept).
-    #[arg(long, default_value_t = 3)]
-    repeat: usize,
+    /// Runs per measurement for the reference (best is kept); 1 for a
+    /// quick look.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    repeat: u32,
     /// Shorter timing batches (noisier, for a quick look).
     #[arg(long)]
     quick: bool,
@@ -81,29 +80,25 @@ fn repo() -> PathBuf {
 /// Reference timings: workload -> mode -> seconds.
 type RefTimes = BTreeMap<String, BTreeMap<String, f64>>;
 
-/// Runs the reference's timing script on `dir`; `Err` says why not.
+/// Runs the repository's reference timing script on `dir`; `Err` says why
+/// not.
 fn reference(args: &Args, dir: &Path) -> Result<RefTimes, String> {
-    let shared = args
-        .shared
-        .clone()
-        .unwrap_or_else(|| repo().join("../shared"));
-    let setup = shared.join("reference/setup.sh");
-    let script = shared.join("bench/reference_bench.py");
-    for f in [&setup, &script] {
-        if !f.exists() {
-            return Err(format!("{} is missing", f.display()));
-        }
-    }
+    let tools = repo().join("tools/reference");
+    let setup = tools.join("setup.sh");
+    let script = tools.join("bench.py");
     let out = std::process::Command::new("bash")
         .arg(&setup)
         .stderr(std::process::Stdio::inherit())
         .output()
-        .map_err(|e| format!("{}: {e}", setup.display()))?;
+        .map_err(|e| format!("cannot run bash {}: {e}", setup.display()))?;
     if !out.status.success() {
-        return Err(format!("{} failed", setup.display()));
+        return Err(format!("{} failed ({})", setup.display(), out.status));
     }
     let python = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    eprintln!("timing the reference ({python}) ...");
+    eprintln!(
+        "timing the reference ({python}, best of {}) ...",
+        args.repeat
+    );
     let out = std::process::Command::new(&python)
         .arg(&script)
         .arg(dir)
@@ -113,20 +108,24 @@ fn reference(args: &Args, dir: &Path) -> Result<RefTimes, String> {
         .arg(args.repeat.to_string())
         .stderr(std::process::Stdio::inherit())
         .output()
-        .map_err(|e| format!("{python}: {e}"))?;
+        .map_err(|e| format!("cannot run {python}: {e}"))?;
     if !out.status.success() {
-        return Err(format!("{} failed", script.display()));
+        return Err(format!("{} failed ({})", script.display(), out.status));
     }
     let mut times = RefTimes::new();
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let row: serde_json::Value =
             serde_json::from_str(line).map_err(|e| format!("reference output {line:?}: {e}"))?;
-        let name = row["workload"].as_str().unwrap_or_default().to_owned();
-        let modes = times.entry(name).or_default();
+        let Some(name) = row["workload"].as_str() else {
+            return Err(format!("reference output {line:?} names no workload"));
+        };
+        let modes = times.entry(name.to_owned()).or_default();
         for mode in Mode::ALL {
-            if let Some(s) = row[format!("{}_s", mode.name())].as_f64() {
-                modes.insert(mode.name(), s);
-            }
+            let key = format!("{}_s", mode.name());
+            let seconds = row[&key]
+                .as_f64()
+                .ok_or_else(|| format!("reference output for {name} has no {key}"))?;
+            modes.insert(mode.name(), seconds);
         }
     }
     Ok(times)
@@ -197,8 +196,9 @@ fn main() {
         match reference(&args, &dir) {
             Ok(t) => Some(t),
             Err(e) => {
-                eprintln!("the reference is not timed: {e}");
-                None
+                eprintln!("the reference could not be timed: {e}");
+                eprintln!("(--no-reference times retort alone)");
+                std::process::exit(2);
             }
         }
     };
