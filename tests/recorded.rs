@@ -16,6 +16,9 @@
 //!
 //! The data lives outside the repository; without it the test says so and
 //! passes. `RETORT_SHARED` names another copy of the shared directory.
+//! `RETORT_RECORDED_DUMP=FILE` writes each example's parsed message as a JSON
+//! line (`{"template", "example", "message"}`), the format of
+//! `tools/recorded_check.py --json`, to compare the two implementations.
 
 use retort::{AssistantMessage, Template};
 use retort_tests::root;
@@ -34,11 +37,16 @@ struct Model {
 
 fn models() -> Vec<Model> {
     let path = root().join("tests/models.json");
-    let doc: Json = serde_json::from_str(&std::fs::read_to_string(&path).expect("tests/models.json"))
-        .expect("tests/models.json is JSON");
+    let doc: Json =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("tests/models.json"))
+            .expect("tests/models.json is JSON");
     let strings = |v: &Json| -> Vec<String> {
         v.as_array()
-            .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(str::to_owned))
+                    .collect()
+            })
             .unwrap_or_default()
     };
     doc["models"]
@@ -68,7 +76,8 @@ fn models() -> Vec<Model> {
 
 /// `(template, example number) -> reason`, from templates/README.md.
 fn known_failures() -> BTreeMap<(String, usize), String> {
-    let text = std::fs::read_to_string(root().join("templates/README.md")).expect("templates/README.md");
+    let text =
+        std::fs::read_to_string(root().join("templates/README.md")).expect("templates/README.md");
     let mut inside = false;
     let mut known = BTreeMap::new();
     for line in text.lines() {
@@ -79,12 +88,23 @@ fn known_failures() -> BTreeMap<(String, usize), String> {
         if !inside || !line.starts_with("| `") {
             continue;
         }
-        let cells: Vec<&str> = line.trim().trim_matches('|').split('|').map(str::trim).collect();
-        let Some((name, number)) = cells[0].strip_prefix('`').and_then(|c| c.split_once("` #")) else {
+        let cells: Vec<&str> = line
+            .trim()
+            .trim_matches('|')
+            .split('|')
+            .map(str::trim)
+            .collect();
+        let Some((name, number)) = cells[0].strip_prefix('`').and_then(|c| c.split_once("` #"))
+        else {
             continue;
         };
-        let number: usize = number.parse().expect("an example number in the README table");
-        known.insert((name.to_owned(), number), cells.get(1).copied().unwrap_or("").to_owned());
+        let number: usize = number
+            .parse()
+            .expect("an example number in the README table");
+        known.insert(
+            (name.to_owned(), number),
+            cells.get(1).copied().unwrap_or("").to_owned(),
+        );
     }
     known
 }
@@ -99,7 +119,9 @@ fn prompt_for<'a>(model: &'a Model, raw: &str) -> &'a str {
         return default;
     };
     match &model.reasoning {
-        Some((opener, _)) if raw.trim_start().starts_with(opener.as_str()) => &model.prompts["plain"],
+        Some((opener, _)) if raw.trim_start().starts_with(opener.as_str()) => {
+            &model.prompts["plain"]
+        }
         Some((_, closer)) if raw.contains(closer.as_str()) => open,
         _ => default,
     }
@@ -107,34 +129,54 @@ fn prompt_for<'a>(model: &'a Model, raw: &str) -> &'a str {
 
 /// Python's `str.strip()` whitespace, which the reference and llama.cpp use.
 fn strip(s: Option<&str>) -> &str {
-    s.unwrap_or("").trim_matches(|c: char| c.is_whitespace() || ('\x1c'..='\x1f').contains(&c))
+    s.unwrap_or("")
+        .trim_matches(|c: char| c.is_whitespace() || ('\x1c'..='\x1f').contains(&c))
 }
 
 /// Why the parsed message is not the one the recording implies, if it is not.
 fn mismatch(got: &retort::Map, expected: &Json) -> Option<String> {
-    for (key, ours) in [("content", got.content()), ("reasoning_content", got.reasoning())] {
+    for (key, ours) in [
+        ("content", got.content()),
+        ("reasoning_content", got.reasoning()),
+    ] {
         let want = expected[key].as_str();
         if strip(ours) != strip(want) {
             return Some(format!("{key}: got {ours:?}, expected {want:?}"));
         }
     }
     let calls = got.tool_calls();
-    let want = expected["tool_calls"].as_array().cloned().unwrap_or_default();
+    let want = expected["tool_calls"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     if calls.len() != want.len() {
-        return Some(format!("{} tool calls, expected {}: {calls:?}", calls.len(), want.len()));
+        return Some(format!(
+            "{} tool calls, expected {}: {calls:?}",
+            calls.len(),
+            want.len()
+        ));
     }
     for (i, (call, want)) in calls.iter().zip(&want).enumerate() {
         if Some(call.name.as_str()) != want["name"].as_str() {
-            return Some(format!("tool_calls[{i}].name: got {:?}, expected {}", call.name, want["name"]));
+            return Some(format!(
+                "tool_calls[{i}].name: got {:?}, expected {}",
+                call.name, want["name"]
+            ));
         }
         let args = serde_json::to_value(&call.arguments).expect("a message serialises");
         if args != want["arguments"] {
-            return Some(format!("tool_calls[{i}].arguments: got {args}, expected {}", want["arguments"]));
+            return Some(format!(
+                "tool_calls[{i}].arguments: got {args}, expected {}",
+                want["arguments"]
+            ));
         }
-        if let Some(id) = want.get("id") {
-            if call.id.as_deref() != id.as_str() {
-                return Some(format!("tool_calls[{i}].id: got {:?}, expected {id}", call.id));
-            }
+        if let Some(id) = want.get("id")
+            && call.id.as_deref() != id.as_str()
+        {
+            return Some(format!(
+                "tool_calls[{i}].id: got {:?}, expected {id}",
+                call.id
+            ));
         }
     }
     None
@@ -142,10 +184,14 @@ fn mismatch(got: &retort::Map, expected: &Json) -> Option<String> {
 
 #[test]
 fn recorded_outputs_parse_to_the_recorded_messages() {
-    let shared = std::env::var_os("RETORT_SHARED").map_or_else(|| root().join("../shared"), PathBuf::from);
+    let shared =
+        std::env::var_os("RETORT_SHARED").map_or_else(|| root().join("../shared"), PathBuf::from);
     let data = shared.join("research/model-formats.json");
     let Ok(text) = std::fs::read_to_string(&data) else {
-        eprintln!("skipped: {} is not there (the recorded outputs live outside the repository)", data.display());
+        eprintln!(
+            "skipped: {} is not there (the recorded outputs live outside the repository)",
+            data.display()
+        );
         return;
     };
     let families: Json = serde_json::from_str(&text).expect("model-formats.json is JSON");
@@ -160,20 +206,31 @@ fn recorded_outputs_parse_to_the_recorded_messages() {
     let mut passed = 0;
     let mut problems = Vec::new();
     let mut listed = Vec::new();
+    let mut dump = String::new();
     for model in models() {
-        let path = root().join("templates").join(format!("{}.json", model.template));
-        let template = Template::from_json(&std::fs::read_to_string(&path).expect("the template exists"))
-            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let path = root()
+            .join("templates")
+            .join(format!("{}.json", model.template));
+        let template =
+            Template::from_json(&std::fs::read_to_string(&path).expect("the template exists"))
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         for family in &model.covers {
-            let record = families
-                .get(family.as_str())
-                .unwrap_or_else(|| panic!("tests/models.json names '{family}', which the data does not have"));
+            let record = families.get(family.as_str()).unwrap_or_else(|| {
+                panic!("tests/models.json names '{family}', which the data does not have")
+            });
             let examples = record["examples"].as_array().expect("examples");
             for (i, example) in examples.iter().enumerate() {
                 seen += 1;
                 let key = (model.template.clone(), i + 1);
                 let raw = example["raw"].as_str().expect("raw text");
-                let why = match (template.parse(raw, prompt_for(&model, raw)), &example["expected"]) {
+                let parsed = template.parse(raw, prompt_for(&model, raw));
+                let message = match &parsed {
+                    Ok(m) => serde_json::to_value(m).expect("a message serialises"),
+                    Err(e) => serde_json::json!({"error": e.to_string()}),
+                };
+                let line = serde_json::json!({"template": &model.template, "example": i + 1, "message": message});
+                dump.push_str(&format!("{line}\n"));
+                let why = match (parsed, &example["expected"]) {
                     (_, Json::Null) => Some("the recording asserts no message".to_owned()),
                     (Ok(message), expected) => mismatch(&message, expected),
                     (Err(e), _) => Some(format!("error: {e}")),
@@ -185,17 +242,34 @@ fn recorded_outputs_parse_to_the_recorded_messages() {
                         key.0, key.1
                     )),
                     (Some(_), Some(_)) => listed.push(key),
-                    (Some(why), None) => problems.push(format!("{} #{} ({family}): {why}\n    raw: {raw:?}", key.0, key.1)),
+                    (Some(why), None) => problems.push(format!(
+                        "{} #{} ({family}): {why}\n    raw: {raw:?}",
+                        key.0, key.1
+                    )),
                 }
             }
         }
     }
-    let stale: Vec<_> = known.keys().filter(|k| !listed.contains(k) && !problems.iter().any(|p| p.starts_with(&format!("{} #{} ", k.0, k.1)))).collect();
+    if let Some(path) = std::env::var_os("RETORT_RECORDED_DUMP") {
+        std::fs::write(&path, dump).expect("the dump file is writable");
+    }
+    let stale: Vec<_> = known
+        .keys()
+        .filter(|k| {
+            !listed.contains(k)
+                && !problems
+                    .iter()
+                    .any(|p| p.starts_with(&format!("{} #{} ", k.0, k.1)))
+        })
+        .collect();
     eprintln!(
         "{seen} recorded examples: {passed} passed, {} listed in templates/README.md, {} unexpected",
         listed.len(),
         problems.len()
     );
-    assert!(stale.is_empty(), "templates/README.md lists examples that do not exist: {stale:?}");
+    assert!(
+        stale.is_empty(),
+        "templates/README.md lists examples that do not exist: {stale:?}"
+    );
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
