@@ -162,6 +162,53 @@ fn no_section_documents_what_the_loader_does_not_know() {
     assert!(stale.is_empty(), "{}", stale.join("\n"));
 }
 
+/// GitHub's id for a heading: lower case, spaces to `-`, punctuation other
+/// than `-` and `_` dropped.
+fn slug(heading: &str) -> String {
+    heading
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn links_within_the_page_and_to_its_neighbours_resolve() {
+    let mut targets: Vec<String> = Vec::new();
+    let mut in_code = false;
+    for line in DOC.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with("```") {
+            in_code = !in_code;
+        } else if !in_code && trimmed.starts_with('#') {
+            targets.push(slug(trimmed.trim_start_matches('#').trim()));
+        } else if !in_code && let Some(id) = anchor_line(trimmed) {
+            targets.push(id.to_owned());
+        }
+    }
+    let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs");
+    let mut problems = Vec::new();
+    for (i, line) in DOC.lines().enumerate() {
+        for (at, _) in line.match_indices("](") {
+            let rest = &line[at + 2..];
+            let Some(end) = rest.find(')') else { continue };
+            let link = &rest[..end];
+            if let Some(id) = link.strip_prefix('#') {
+                if !targets.iter().any(|t| t == id) {
+                    problems.push(format!("{DOC_PATH}:{}: no heading or anchor `{id}`", i + 1));
+                }
+            } else if !link.contains("://") && !docs.join(link).exists() {
+                problems.push(format!("{DOC_PATH}:{}: no file `docs/{link}`", i + 1));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
 /// The `json example` blocks: (line, the parsed object).
 fn examples(doc: &str) -> Vec<(usize, Map)> {
     let mut out = Vec::new();
