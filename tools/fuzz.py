@@ -641,7 +641,9 @@ def expect(cases_path, templates, out):
 
 def retort_binary():
     subprocess.run(["cargo", "build", "--release", "-q", "-p", "retort-cli"], check=True, cwd=ROOT)
-    return os.path.join(ROOT, "target", "release", "retort")
+    # Where cargo put it: CARGO_TARGET_DIR (relative to the workspace) when set.
+    target = os.path.join(ROOT, os.environ.get("CARGO_TARGET_DIR") or "target")
+    return os.path.join(target, "release", "retort")
 
 
 def main():
