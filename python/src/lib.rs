@@ -24,12 +24,6 @@ use pyo3::{IntoPyObjectExt, intern};
 use retort::{Event, Map, ParseError, ParseErrorKind, TemplateError, Value};
 use self_cell::self_cell;
 
-mod bundled {
-    //! The templates of the repository's `templates/` directory, embedded
-    //! by build.rs: `(name, JSON text)`, sorted by name.
-    include!(concat!(env!("OUT_DIR"), "/bundled_templates.rs"));
-}
-
 /// The message the reference raises when `prefix` is `None`.
 const PREFIX_REQUIRED: &str = "`ResponseParser`/`parse_response` requires `prefix` (the chat prompt sent to the model before \
 generation), because chat templates often pre-write part of the assistant message (e.g. an \
@@ -690,25 +684,33 @@ const BLOCK: usize = 16;
 // ---------------------------------------------------------------------------
 // Bundled templates
 
-/// The names of the bundled templates, sorted.
+/// The names of the bundled templates (the facade's registry: the
+/// repository's `templates/`), sorted.
 #[pyfunction]
 fn bundled_names() -> Vec<&'static str> {
-    bundled::TEMPLATES.iter().map(|(name, _)| *name).collect()
+    let mut names: Vec<&'static str> = retort::registry::families()
+        .iter()
+        .map(|f| f.name())
+        .collect();
+    names.sort_unstable();
+    names
 }
 
-/// The JSON text of a bundled template.
+/// The JSON text of a bundled template, by family name.
 #[pyfunction]
 fn bundled_json(name: &str) -> PyResult<&'static str> {
-    bundled::TEMPLATES
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, text)| *text)
-        .ok_or_else(|| {
-            PyKeyError::new_err(format!(
-                "no bundled template {name:?}; bundled: {}",
-                bundled_names().join(", ")
-            ))
-        })
+    retort::registry::family(name)
+        .map(|f| f.json())
+        .map_err(|e| PyKeyError::new_err(e.to_string()))
+}
+
+/// The bundled family for a family name, a Hugging Face repo id
+/// (`Qwen/Qwen3-8B`, quantised copies too) or a hub address.
+#[pyfunction]
+fn resolve_model(query: &str) -> PyResult<&'static str> {
+    retort::registry::resolve(query)
+        .map(|f| f.name())
+        .map_err(|e| PyKeyError::new_err(e.to_string()))
 }
 
 #[pymodule]
@@ -719,6 +721,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_many, m)?)?;
     m.add_function(wrap_pyfunction!(bundled_names, m)?)?;
     m.add_function(wrap_pyfunction!(bundled_json, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_model, m)?)?;
     m.add("PREFIX_REQUIRED", PREFIX_REQUIRED)?;
     Ok(())
 }

@@ -95,6 +95,13 @@ def test_bundled_templates_are_the_repository_templates():
         retort.templates.spec("no-such-model")
 
 
+def test_models_resolve_from_hub_names():
+    assert retort.templates.resolve("qwen3") == "qwen3"
+    assert retort.templates.resolve("Qwen/Qwen3-8B") == "qwen3"
+    with pytest.raises(KeyError, match="qwen3"):
+        retort.templates.resolve("Qwen/Qwen9-1B")
+
+
 def test_models_parse_with_their_template():
     text = "<think>Hm.</think>Hi!<|im_end|>"
     spec = retort.templates.spec("qwen3")

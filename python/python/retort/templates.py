@@ -1,5 +1,6 @@
 """The model templates bundled with retort (the repository's ``templates/``,
-embedded in the extension when it was built).
+embedded in the extension when it was built, through the ``retort`` crate's
+registry).
 
 >>> import retort
 >>> "qwen3" in retort.templates.names()
@@ -13,9 +14,9 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
-from ._native import Template, bundled_json, bundled_names
+from ._native import Template, bundled_json, bundled_names, resolve_model
 
-__all__ = ["load", "names", "spec"]
+__all__ = ["load", "names", "resolve", "spec"]
 
 
 def names() -> list[str]:
@@ -34,3 +35,11 @@ def load(name: str) -> Template:
     """A bundled template, compiled (once per process). Raises ``KeyError``
     for an unknown name."""
     return Template(bundled_json(name))
+
+
+def resolve(query: str) -> str:
+    """The bundled template's name for a family name, a Hugging Face repo
+    id (``"Qwen/Qwen3-8B"``, also quantised copies such as
+    ``"unsloth/Qwen3-8B-GGUF"``) or a hub address. Raises ``KeyError``
+    (listing what would match) when no bundled family fits."""
+    return resolve_model(query)
