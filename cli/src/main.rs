@@ -1,19 +1,45 @@
-//! `retort`: check response templates, parse model output with them, and run
-//! conformance vectors.
+//! `retort`: check response templates, parse model output with them, show
+//! what they compile to, and run conformance vectors.
+//!
+//! Exit codes: 0 success, 1 a bad template or bad model output (reported on
+//! stderr with where and why), 2 a usage or I/O error.
+
+mod explain;
+mod parse;
+mod source;
 
 use clap::{Parser as ClapParser, Subcommand};
 use retort::py::json_loads;
 use retort::value::NonFinite;
-use retort::{ParseError, Template, TemplateError, Value};
-use std::io::{BufRead, Read, Write};
+use retort::{Template, Value};
+use source::Source;
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+/// Why a command did not succeed, which decides the exit code.
+#[derive(Debug)]
+pub enum Failure {
+    /// A usage or I/O problem (exit 2); the message is printed by `main`.
+    Io(String),
+    /// A bad template or bad model output (exit 1), already reported on
+    /// stderr.
+    Reported,
+}
+
+const TEMPLATE_ARG: &str = "A template file (a bare response template or a \
+    tokenizer_config.json), or the name of a bundled template (qwen3, smollm3, ...)";
 
 #[derive(ClapParser)]
 #[command(
     name = "retort",
     version,
-    about = "Streaming, typed parsers for chat-model output"
+    about = "Streaming, typed parsers for chat-model output, driven by response templates",
+    after_help = "Examples:\n  \
+        retort check templates/qwen3.json\n  \
+        printf '<think>hm</think>Hi!<|im_end|>' | retort parse qwen3\n  \
+        retort explain qwen3\n\n\
+        Exit codes: 0 success, 1 bad template or bad model output, 2 usage or I/O error."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -22,32 +48,99 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Validates a template (a bare response template or a tokenizer_config.json).
+    /// Validates a template; with --verbose, shows how each delimiter is
+    /// matched and the size of its automata.
+    #[command(after_help = "Examples:\n  \
+        retort check templates/qwen3.json\n  \
+        retort check --verbose path/to/tokenizer_config.json\n  \
+        retort check -v smollm3\n\n\
+        A broken template prints the rule it breaks, its JSON path and\n\
+        file:line:column with a snippet.\n\n\
+        Exit codes: 0 valid, 1 bad template, 2 usage or I/O error.")]
     Check {
-        /// The template file.
-        template: PathBuf,
-    },
-    /// Parses model output and prints the events and the message as JSON lines.
-    Parse {
-        /// The template file.
+        #[arg(help = TEMPLATE_ARG)]
+        template: String,
+        /// Show each delimiter's matching path (literal, DFA, backtracking)
+        /// and automaton sizes.
         #[arg(long, short)]
-        template: PathBuf,
-        /// The prompt that preceded the generation (default: none).
+        verbose: bool,
+    },
+    /// Parses a model's output: prints the message as JSON, or with
+    /// --stream the events as JSON lines as they happen.
+    #[command(after_help = "Examples:\n  \
+        printf '<think>hm</think>Hi!<|im_end|>' | retort parse qwen3\n  \
+        retort parse templates/smollm3.json output.txt --prefix-file prompt.txt\n  \
+        retort parse qwen3 output.txt --stream --chunk 4\n  \
+        retort parse qwen3 output.txt --tools tools.json\n\n\
+        --stream prints one JSON object per line: the events\n\
+        ({\"type\": \"region_open\" | \"region_chunk\" | \"region_close\", ...}) as the\n\
+        input arrives, then {\"type\": \"message\", \"message\": {...}}, or on bad\n\
+        model output {\"type\": \"error\", \"error\": {...}}. Standard input is parsed as\n\
+        it arrives.\n\n\
+        Bad model output (a region that does not parse, a required field never\n\
+        written) is reported on stderr with the field, the offset and the raw\n\
+        text of the region, and what was parsed before it.\n\n\
+        Exit codes: 0 parsed, 1 bad template or bad model output, 2 usage or I/O error.")]
+    Parse {
+        #[arg(help = TEMPLATE_ARG)]
+        template: String,
+        /// The model's output (default: standard input).
+        input: Option<PathBuf>,
+        /// Print events as JSON lines as they happen, then the message.
+        #[arg(long)]
+        stream: bool,
+        /// Feed the input in pieces of this many characters (default: as it
+        /// is read).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        chunk: Option<u64>,
+        /// The prompt that preceded the output (default: none). Chat
+        /// templates often open a region in the prompt (`<think>`).
         #[arg(long)]
         prefix: Option<String>,
         /// Read the prompt from this file instead.
         #[arg(long, conflicts_with = "prefix")]
         prefix_file: Option<PathBuf>,
-        /// Feed the input in chunks of this many characters (default: whole).
-        #[arg(long)]
-        chunk: Option<usize>,
-        /// Tool definitions (a JSON file holding a list), to cast arguments.
+        /// Tool definitions (a JSON list, OpenAI style): tool-call arguments
+        /// are cast to the declared parameter types.
         #[arg(long)]
         tools: Option<PathBuf>,
-        /// The generation (default: standard input).
-        input: Option<PathBuf>,
+    },
+    /// Prints the Rust module that `response_template!` generates for a
+    /// template, formatted.
+    #[command(after_help = "Examples:\n  \
+        retort gen templates/qwen3.json\n  \
+        retort gen qwen3 --name qwen --out src/qwen.rs\n\n\
+        The module refers to the runtime as `::retort` (see --crate).\n\n\
+        Exit codes: 0 written, 1 bad template, 2 usage or I/O error.")]
+    Gen {
+        #[arg(help = TEMPLATE_ARG)]
+        template: String,
+        /// Write the module to this file instead of standard output.
+        #[arg(long, short)]
+        out: Option<PathBuf>,
+        /// The module's name (default: from the file name, e.g. `qwen3_coder`).
+        #[arg(long)]
+        name: Option<String>,
+        /// The path of the runtime crate in the generated code.
+        #[arg(long = "crate", default_value = "::retort")]
+        crate_path: String,
+    },
+    /// Explains a template in words: its fields, what opens and closes each,
+    /// how regions are parsed, and what a stream holds back and why.
+    #[command(after_help = "Examples:\n  \
+        retort explain qwen3\n  \
+        retort explain path/to/tokenizer_config.json\n\n\
+        Exit codes: 0 explained, 1 bad template, 2 usage or I/O error.")]
+    Explain {
+        #[arg(help = TEMPLATE_ARG)]
+        template: String,
     },
     /// Runs conformance cases and prints one result line per case.
+    #[command(after_help = "Example:\n  \
+        retort conformance ../shared/conformance/cases/gen.jsonl \\\n      \
+        --templates ../shared/conformance/templates > gen.results.jsonl\n\n\
+        Cases whose parse fails are results, not failures: the runner exits 0.\n\n\
+        Exit codes: 0 ran, 2 usage or I/O error (or a malformed case).")]
     Conformance {
         /// A case file (JSON lines, see the conformance format).
         cases: PathBuf,
@@ -60,173 +153,157 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Check { template } => check(&template),
+        Command::Check { template, verbose } => check(&template, verbose),
         Command::Parse {
             template,
+            input,
+            stream,
+            chunk,
             prefix,
             prefix_file,
-            chunk,
             tools,
+        } => parse::run(parse::Options {
+            template,
             input,
-        } => parse(&template, prefix, prefix_file, chunk, tools, input),
+            stream,
+            chunk: chunk.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+            prefix,
+            prefix_file,
+            tools,
+        }),
+        Command::Gen {
+            template,
+            out,
+            name,
+            crate_path,
+        } => generate(&template, out.as_deref(), name, crate_path),
+        Command::Explain { template } => explain(&template),
         Command::Conformance { cases, templates } => conformance(&cases, &templates),
     };
     match result {
-        Ok(code) => code,
-        Err(message) => {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Reported) => ExitCode::from(1),
+        Err(Failure::Io(message)) => {
             eprintln!("retort: {message}");
             ExitCode::from(2)
         }
     }
 }
 
-fn read(path: &Path) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
+/// Reads a file, naming it in the error.
+pub fn read(path: &Path) -> Result<String, Failure> {
+    std::fs::read_to_string(path).map_err(|e| Failure::Io(format!("{}: {e}", path.display())))
 }
 
-fn load_template(path: &Path) -> Result<(String, Result<Template, TemplateError>), String> {
-    let text = read(path)?;
-    let t = Template::from_json(&text);
-    Ok((text, t))
+fn load(arg: &str) -> Result<(Source, Template), Failure> {
+    let source = source::resolve(arg)?;
+    let template = source.load()?;
+    Ok((source, template))
 }
 
-fn report_template_error(path: &Path, text: &str, e: &TemplateError) {
-    eprintln!("error: {}", e.message);
-    let at = e.location.map(|l| format!(":{l}")).unwrap_or_default();
-    eprintln!("  --> {}{at}", path.display());
-    if !e.path.is_empty() {
-        eprintln!("   = at {}", e.path);
+fn check(arg: &str, verbose: bool) -> Result<(), Failure> {
+    let (source, t) = load(arg)?;
+    let names: Vec<&str> = t.fields().iter().map(|f| f.name.as_str()).collect();
+    println!(
+        "{}: ok ({} field{}: {})",
+        source.display,
+        names.len(),
+        if names.len() == 1 { "" } else { "s" },
+        names.join(", ")
+    );
+    let d = t.describe();
+    let base = if source.wrapped() {
+        "response_template."
+    } else {
+        ""
+    };
+    for w in explain::deferred_problems(&d, base) {
+        println!("warning: {w}");
     }
-    if let Some(loc) = &e.location {
-        for line in retort::template::snippet(text, loc).lines() {
-            eprintln!("   | {line}");
-        }
+    if verbose {
+        print!("{}", explain::delimiter_report(&d, base));
+    } else if !d.linear {
+        println!(
+            "note: some delimiters use the backtracking path (not linear-time); \
+             --verbose says which"
+        );
     }
-    eprintln!("   = rule: {}", e.rule.describe());
+    Ok(())
 }
 
-fn check(path: &Path) -> Result<ExitCode, String> {
-    let (text, t) = load_template(path)?;
-    match t {
-        Ok(t) => {
-            let names: Vec<&str> = t.fields().iter().map(|f| f.name.as_str()).collect();
-            println!(
-                "{}: ok ({} fields: {})",
-                path.display(),
-                names.len(),
-                names.join(", ")
-            );
-            if !t.is_linear() {
-                println!("note: some delimiters use the backtracking path (not linear-time)");
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(e) => {
-            report_template_error(path, &text, &e);
-            Ok(ExitCode::FAILURE)
-        }
-    }
+fn explain(arg: &str) -> Result<(), Failure> {
+    let (source, t) = load(arg)?;
+    print!("{}", explain::explain(&source.display, &t));
+    Ok(())
 }
 
-fn parse(
-    template: &Path,
-    prefix: Option<String>,
-    prefix_file: Option<PathBuf>,
-    chunk: Option<usize>,
-    tools: Option<PathBuf>,
-    input: Option<PathBuf>,
-) -> Result<ExitCode, String> {
-    let (text, t) = load_template(template)?;
-    let t = match t {
-        Ok(t) => t,
-        Err(e) => {
-            report_template_error(template, &text, &e);
-            return Ok(ExitCode::FAILURE);
+fn generate(
+    arg: &str,
+    out: Option<&Path>,
+    name: Option<String>,
+    crate_path: String,
+) -> Result<(), Failure> {
+    let source = source::resolve(arg)?;
+    // Validate first, so that a broken template gets the same report as
+    // `check`.
+    source.load()?;
+    let opts = retort_codegen::ModuleOptions {
+        name: name.unwrap_or_else(|| retort_codegen::module_name(&source.stem)),
+        crate_path,
+        display_path: source.display.clone(),
+        track_path: None,
+    };
+    let tokens = retort_codegen::compile_module(&source.text, &opts).map_err(|e| {
+        eprintln!("{e}");
+        Failure::Reported
+    })?;
+    let code = retort_codegen::format(&tokens).map_err(|e| {
+        eprintln!("error: {e}");
+        Failure::Reported
+    })?;
+    match out {
+        Some(path) => {
+            std::fs::write(path, code).map_err(|e| Failure::Io(format!("{}: {e}", path.display())))
         }
-    };
-    let prefix = match (prefix, prefix_file) {
-        (Some(p), _) => p,
-        (None, Some(f)) => read(&f)?,
-        (None, None) => String::new(),
-    };
-    let generation = match input {
-        Some(f) => read(&f)?,
-        None => {
-            let mut s = String::new();
-            std::io::stdin()
-                .read_to_string(&mut s)
-                .map_err(|e| format!("stdin: {e}"))?;
-            s
-        }
-    };
-    let tools = match tools {
-        Some(f) => Some(json_loads(&read(&f)?).map_err(|e| format!("{}: {e}", f.display()))?),
-        None => None,
-    };
-    let out = std::io::stdout();
-    let mut out = out.lock();
-    let mut emit = |line: String| writeln!(out, "{line}").map_err(|e| e.to_string());
-    let fail = |e: ParseError| format!("parse error: {e}\nraw text: {:?}", e.raw);
-    let mut p = match &tools {
-        Some(tools) => t.parser_with_tools(&prefix, tools),
-        None => t.parser(&prefix),
+        None => std::io::stdout()
+            .lock()
+            .write_all(code.as_bytes())
+            .map_err(|e| Failure::Io(format!("stdout: {e}"))),
     }
-    .map_err(fail)?;
-    for e in p.initial_events() {
-        emit(event_json(&e.as_event()))?;
-    }
-    let pieces: Vec<String> = match chunk {
-        Some(n) if n > 0 => {
-            let chars: Vec<char> = generation.chars().collect();
-            chars.chunks(n).map(|c| c.iter().collect()).collect()
-        }
-        _ => vec![generation],
-    };
-    for piece in &pieces {
-        let events = p.feed(piece).map_err(fail)?;
-        for e in events.iter() {
-            emit(event_json(&e))?;
-        }
-    }
-    let (message, events) = p.finalize().map_err(fail)?;
-    for e in events.iter() {
-        emit(event_json(&e))?;
-    }
-    let mut line = String::from("{\"message\": ");
-    Value::Map(message).write_json(&mut line, NonFinite::Python);
-    line.push('}');
-    emit(line)?;
-    Ok(ExitCode::SUCCESS)
-}
-
-fn event_json(e: &retort::Event<'_>) -> String {
-    let mut s = String::new();
-    e.write_json(&mut s, NonFinite::Python);
-    s
 }
 
 // ----- conformance -----------------------------------------------------------
 
-fn conformance(cases: &Path, templates: &Path) -> Result<ExitCode, String> {
-    let file = std::fs::File::open(cases).map_err(|e| format!("{}: {e}", cases.display()))?;
+fn conformance(cases: &Path, templates: &Path) -> Result<(), Failure> {
+    let io = |e: std::io::Error| Failure::Io(format!("{}: {e}", cases.display()));
+    let file = std::fs::File::open(cases).map_err(io)?;
     let out = std::io::stdout();
     let mut out = std::io::BufWriter::new(out.lock());
     for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
-        let line = line.map_err(|e| format!("{}: {e}", cases.display()))?;
+        let line = line.map_err(io)?;
         if line.trim().is_empty() {
             continue;
         }
-        let case = json_loads(&line).map_err(|e| format!("{}:{}: {e}", cases.display(), n + 1))?;
-        let result = run_cases(&case, templates)
-            .map_err(|e| format!("{}:{}: {e}", cases.display(), n + 1))?;
-        writeln!(out, "{result}").map_err(|e| e.to_string())?;
+        let at = |e: String| Failure::Io(format!("{}:{}: {e}", cases.display(), n + 1));
+        let case = json_loads(&line).map_err(|e| at(e.to_string()))?;
+        let result = run_case(&case, templates).map_err(at)?;
+        writeln!(out, "{result}").map_err(|e| Failure::Io(format!("stdout: {e}")))?;
     }
-    out.flush().map_err(|e| e.to_string())?;
-    Ok(ExitCode::SUCCESS)
+    out.flush().map_err(|e| Failure::Io(format!("stdout: {e}")))
 }
 
-/// Runs a case file through the run-time parser, one result line per case.
-fn run_cases(case: &Value, templates: &Path) -> Result<String, String> {
-    let load = |name: &str| read(&templates.join(format!("{name}.json")));
+/// Runs one case through the run-time parser: its result line.
+fn run_case(case: &Value, templates: &Path) -> Result<String, String> {
+    let load = |name: &str| {
+        let path = templates.join(format!("{name}.json"));
+        std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))
+    };
     retort::conformance::run_case(case, &load).map(|r| retort::conformance::to_line(&r))
+}
+
+/// A value as JSON, with Python's spelling of non-finite floats.
+pub fn json(v: &Value) -> String {
+    let mut s = String::new();
+    v.write_json(&mut s, NonFinite::Python);
+    s
 }

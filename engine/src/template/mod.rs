@@ -11,6 +11,7 @@
 //! when a region is parsed (so a bad `tag_pattern` is an error only if such
 //! a region occurs), and `repeats` / `optional` use Python truthiness.
 
+pub mod describe;
 pub mod error;
 pub mod locate;
 
