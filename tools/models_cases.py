@@ -4,6 +4,7 @@ format, written for this project from the formats the templates describe.
 
     python3 tools/models_cases.py > raw.jsonl
     python3 tools/fuzz.py expect raw.jsonl > tests/conformance/cases/models.jsonl
+    python3 tools/models_cases.py check tests/conformance/cases/models.jsonl
 
 Per family: reasoning then an answer, the answer alone, the prompt that turns
 thinking off (where the chat template has one), the prompt that opens the
@@ -35,7 +36,7 @@ NESTED = {
     "missing": None,
 }
 # What pythonic formats can carry: flat keyword arguments.
-FLAT = {"city": "São Paulo", "days": 2, "note": "it's \"wet\""}
+FLAT = {"city": "São Paulo", "days": 2, "note": "rain, \"heavy\" at times"}
 
 TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {
@@ -232,21 +233,21 @@ FORMATS = {
     "gemma-3": dict(think=None, calls=pythonic, eot="<end_of_turn>", flat=True, calls_alone=True),
     "gemma4": dict(think=("<|channel>thought\n", "<channel|>"), calls=gemma4, eot="<turn|>"),
     "llama-3.1": dict(think=None, calls=llama, eot="<|eot_id|>", calls_alone=True),
-    "mistral-nemo": dict(think=None, calls=lambda c: "[TOOL_CALLS]" + json_list(c, True), eot="</s>"),
+    "mistral-nemo": dict(think=None, calls=lambda c: "[TOOL_CALLS]" + json_list(c, True), eot="</s>", ids=lambda k, n, i: i),
     "mistral-small-3.2": dict(think=None, calls=lambda c: mistral_v11(c, True), eot="</s>"),
     "devstral": dict(think=None, calls=lambda c: mistral_v11(c, False), eot="</s>"),
     "magistral": dict(think=("[THINK]", "[/THINK]"), calls=lambda c: mistral_v11(c, False), eot="</s>"),
     "command-r7b": dict(think=("<|START_THINKING|>", "<|END_THINKING|>"), calls=cohere,
-                        wrap=("<|START_RESPONSE|>", "<|END_RESPONSE|>"), eot="<|END_OF_TURN_TOKEN|>"),
+                        wrap=("<|START_RESPONSE|>", "<|END_RESPONSE|>"), eot="<|END_OF_TURN_TOKEN|>", ids=lambda k, n, i: str(k)),
     "command-a": dict(think=("<|START_THINKING|>", "<|END_THINKING|>"), calls=cohere,
-                      wrap=("<|START_RESPONSE|>", "<|END_RESPONSE|>"), eot="<|END_OF_TURN_TOKEN|>"),
+                      wrap=("<|START_RESPONSE|>", "<|END_RESPONSE|>"), eot="<|END_OF_TURN_TOKEN|>", ids=lambda k, n, i: str(k)),
     "granite-3.3": dict(think=THINK, calls=lambda c: "<|tool_call|>" + json_list(c), eot="<|end_of_text|>",
                         wrap_after_think=("<response>", "</response>")),
     "granite-4": dict(think=None, calls=hermes, eot="<|end_of_text|>"),
     "glm-4.5": dict(think=("<think>", "</think>\n"), calls=glm, eot="<|user|>", lead="\n"),
     "glm-4.7": dict(think=THINK, calls=lambda c: glm(c, compact=True), eot="<|user|>"),
-    "kimi-k2": dict(think=THINK, calls=kimi, eot="<|im_end|>"),
-    "kimi-k2-thinking": dict(think=THINK, calls=kimi, eot="<|im_end|>"),
+    "kimi-k2": dict(think=THINK, calls=kimi, eot="<|im_end|>", ids=lambda k, n, i: f"functions.{n}:{k}"),
+    "kimi-k2-thinking": dict(think=THINK, calls=kimi, eot="<|im_end|>", ids=lambda k, n, i: f"functions.{n}:{k}"),
     "minimax-m2": dict(think=("<think>\n", "\n</think>\n\n"), calls=minimax, eot="[e~["),
     "hermes-2-pro": dict(think=None, calls=hermes, eot="<|im_end|>"),
     "phi-4-mini": dict(think=None, calls=lambda c: "functools" + json_list(c), eot="<|end|>", calls_last=True),
@@ -296,8 +297,16 @@ def cases_for(model, fmt, rng):
     lead = fmt.get("lead", "")
     out = []
 
-    def add(what, prefix, text, tools=None):
-        out.append((what, prefix, text, tools))
+    def ids(cs):
+        how = fmt.get("ids")
+        return [how(k, n, i) if how else None for k, (n, _, i) in enumerate(cs)]
+
+    def add(what, prefix, text, tools=None, intent=None):
+        out.append((what, prefix, text, tools, intent))
+
+    def meant(reasoning=None, content=None, cs=()):
+        return {"reasoning_content": reasoning, "content": content,
+                "tool_calls": [[n, a, i] for (n, a, _), i in zip(cs, ids(cs))]}
 
     def call_text(cs, before=PREAMBLE):
         before = "" if fmt.get("calls_alone") else before
@@ -309,16 +318,20 @@ def cases_for(model, fmt, rng):
         return o + before + c + fmt.get("sep", "\n") + calls(cs)
 
     if fmt["think"]:
-        add("reasoning, then an answer", plain, lead + thought(fmt, REASONING) + answer(fmt, ANSWER, True) + eot)
-    add("an answer alone", plain, answer(fmt, ANSWER) + eot)
+        add("reasoning, then an answer", plain, lead + thought(fmt, REASONING) + answer(fmt, ANSWER, True) + eot,
+            intent=meant(REASONING, ANSWER))
+    add("an answer alone", plain, answer(fmt, ANSWER) + eot, intent=meant(content=ANSWER))
     if "off" in prompts:
-        add("thinking turned off by the prompt", prompts["off"], answer(fmt, ANSWER) + eot)
+        add("thinking turned off by the prompt", prompts["off"], answer(fmt, ANSWER) + eot, intent=meant(content=ANSWER))
     if "open" in prompts and fmt["think"]:
-        add("the prompt opens the reasoning", prompts["open"], thought(fmt, REASONING, opened=True) + answer(fmt, ANSWER, True) + eot)
-        add("the prompt opens the reasoning, then a tool call", prompts["open"], thought(fmt, "Need the tool.", opened=True) + calls(one))
-    add("one tool call after a preamble, with tool definitions", plain, call_text(one) + ("" if fmt.get("after_call") else eot), TOOLS)
-    add("two tool calls", plain, call_text(two, before=""))
-    add("arguments with nested JSON, unicode and escapes", plain, call_text(nested, before=""))
+        add("the prompt opens the reasoning", prompts["open"], thought(fmt, REASONING, opened=True) + answer(fmt, ANSWER, True) + eot,
+            intent=meant(REASONING, ANSWER))
+        add("the prompt opens the reasoning, then a tool call", prompts["open"], thought(fmt, "Need the tool.", opened=True) + calls(one),
+            intent=meant("Need the tool.", cs=one))
+    add("one tool call after a preamble, with tool definitions", plain, call_text(one) + ("" if fmt.get("after_call") else eot), TOOLS,
+        intent=meant(content=None if fmt.get("calls_alone") else PREAMBLE, cs=one))
+    add("two tool calls", plain, call_text(two, before=""), intent=meant(cs=two))
+    add("arguments with nested JSON, unicode and escapes", plain, call_text(nested, before=""), intent=meant(cs=nested))
     full = (lead + thought(fmt, REASONING) if fmt["think"] and "open" not in prompts else "") + call_text(two, before="")
     cut = max(1, int(len(full) * 0.6))
     add("truncated inside a tool call", plain, full[:cut])
@@ -326,12 +339,12 @@ def cases_for(model, fmt, rng):
         text = lead + thought(fmt, REASONING)
         add("truncated inside the reasoning", plain, text[: len(text) // 2])
     cases = []
-    for n, (what, prefix, text, tools) in enumerate(out, 1):
+    for n, (what, prefix, text, tools, intent) in enumerate(out, 1):
         case = {"id": f"model/{name}/{n}", "what": what, "template": name, "prefix": prefix, "text": text,
                 "chunkings": chunkings(text, rng)}
         if tools:
             case["tools"] = tools
-        cases.append(case)
+        cases.append((case, intent))
     return cases
 
 
@@ -345,15 +358,56 @@ def chunkings(text, rng):
     return [whole, ones, fives, rand]
 
 
-def main():
+def all_cases():
     models = json.load(open(os.path.join(ROOT, "tests", "models.json"), encoding="utf-8"))["models"]
     missing = [m["template"] for m in models if m["template"] not in FORMATS]
     if missing:
         sys.exit(f"no format written for {missing}")
     rng = random.Random(11)
     for model in models:
-        for case in cases_for(model, FORMATS[model["template"]], rng):
-            print(json.dumps(case, ensure_ascii=False))
+        yield from cases_for(model, FORMATS[model["template"]], rng)
+
+
+def meant_by(message):
+    """The parts of a message a sample's intent speaks about."""
+    calls = []
+    for c in message.get("tool_calls") or []:
+        fn = c.get("function") or {}
+        calls.append([fn.get("name"), fn.get("arguments"), c.get("id")])
+    return {"reasoning_content": message.get("reasoning_content"), "content": message.get("content"), "tool_calls": calls}
+
+
+def check(path):
+    """Whether each complete sample's expected message (the reference's) is
+    the message the sample was written to mean: a template that misreads its
+    own model's format fails here even where retort agrees with the
+    reference."""
+    expected = {}
+    for line in open(path, encoding="utf-8"):
+        if line.strip():
+            case = json.loads(line)
+            expected[case["id"]] = case.get("expected", {}).get("whole", {})
+    bad = checked = 0
+    for case, intent in all_cases():
+        if intent is None:
+            continue
+        checked += 1
+        whole = expected.get(case["id"])
+        got = meant_by(whole["message"]) if whole and "message" in whole else whole
+        if got != intent:
+            bad += 1
+            print(f"{case['id']} ({case['what']}):\n  meant    {js(intent)}\n  expected {js(got)}")
+    print(f"{checked} samples checked, {bad} not parsed as meant")
+    return 1 if bad else 0
+
+
+def main():
+    if sys.argv[1:2] == ["check"] and len(sys.argv) == 3:
+        sys.exit(check(sys.argv[2]))
+    if sys.argv[1:]:
+        sys.exit(__doc__)
+    for case, _ in all_cases():
+        print(json.dumps(case, ensure_ascii=False))
 
 
 if __name__ == "__main__":
