@@ -45,7 +45,6 @@ def parse_batch(batch, template: str):
     texts = batch["text"].tolist()
     prefixes = batch["prefix"].tolist() if "prefix" in batch else ""
     results = retort.parse_many(texts, template, prefixes=prefixes, threads=1, errors="return")
-    batch = batch.copy()
     batch["message"] = [None if isinstance(r, Exception) else json.dumps(r, ensure_ascii=False) for r in results]
     batch["error"] = [f"{type(r).__name__}: {r}" if isinstance(r, Exception) else None for r in results]
     return batch
