@@ -234,7 +234,7 @@ FORMATS = {
     "gemma4": dict(think=("<|channel>thought\n", "<channel|>"), calls=gemma4, eot="<turn|>"),
     "llama-3.1": dict(think=None, calls=llama, eot="<|eot_id|>", calls_alone=True),
     "mistral-nemo": dict(think=None, calls=lambda c: "[TOOL_CALLS]" + json_list(c, True), eot="</s>", ids=lambda k, n, i: i),
-    "mistral-small-3.2": dict(think=None, calls=lambda c: mistral_v11(c, True), eot="</s>"),
+    "mistral-small-3.2": dict(think=None, calls=lambda c: mistral_v11(c, True), eot="</s>", ids=lambda k, n, i: i),
     "devstral": dict(think=None, calls=lambda c: mistral_v11(c, False), eot="</s>"),
     "magistral": dict(think=("[THINK]", "[/THINK]"), calls=lambda c: mistral_v11(c, False), eot="</s>"),
     "command-r7b": dict(think=("<|START_THINKING|>", "<|END_THINKING|>"), calls=cohere,
@@ -258,7 +258,9 @@ FORMATS = {
     "seed-oss": dict(think=("<seed:think>", "</seed:think>"), calls=lambda c: coder(c, "seed:tool_call", pad=False), eot="<seed:eos>"),
     "ernie-4.5": dict(think=("<think>\n", "\n</think>\n\n"), calls=hermes, eot="<|im_end|>"),
     "apertus": dict(think=("<|inner_prefix|>", "<|inner_suffix|>"), calls=apertus, eot="<|assistant_end|>"),
-    "apriel": dict(think=("Here are my reasoning steps:\n", "\n[BEGIN FINAL RESPONSE]\n"), calls=lambda c: "<tool_calls>" + json_list(c) + "</tool_calls>", eot="<|end|>"),
+    # Apriel always reasons first: its output starts inside the reasoning.
+    "apriel": dict(think=("Here are my reasoning steps:\n", "\n[BEGIN FINAL RESPONSE]\n"), calls=lambda c: "<tool_calls>" + json_list(c) + "</tool_calls>",
+                   wrap_after_think=("", "\n[END FINAL RESPONSE]"), eot="<|end|>", always_reasons=True),
     "firefunction-v2": dict(think=None, calls=lambda c: " functools" + json_list(c), eot="<|eot_id|>", calls_last=True),
     "step3": dict(think=("<think>\n", "\n</think>\n"), calls=step3, eot="<|EOT|>"),
     "step-3.5": dict(think=("<think>\n", "\n</think>\n"), calls=coder, eot="<|im_end|>"),
@@ -320,7 +322,8 @@ def cases_for(model, fmt, rng):
     if fmt["think"]:
         add("reasoning, then an answer", plain, lead + thought(fmt, REASONING) + answer(fmt, ANSWER, True) + eot,
             intent=meant(REASONING, ANSWER))
-    add("an answer alone", plain, answer(fmt, ANSWER) + eot, intent=meant(content=ANSWER))
+    if not fmt.get("always_reasons"):
+        add("an answer alone", plain, answer(fmt, ANSWER) + eot, intent=meant(content=ANSWER))
     if "off" in prompts:
         add("thinking turned off by the prompt", prompts["off"], answer(fmt, ANSWER) + eot, intent=meant(content=ANSWER))
     if "open" in prompts and fmt["think"]:
@@ -329,7 +332,8 @@ def cases_for(model, fmt, rng):
         add("the prompt opens the reasoning, then a tool call", prompts["open"], thought(fmt, "Need the tool.", opened=True) + calls(one),
             intent=meant("Need the tool.", cs=one))
     add("one tool call after a preamble, with tool definitions", plain, call_text(one) + ("" if fmt.get("after_call") else eot), TOOLS,
-        intent=meant(content=None if fmt.get("calls_alone") else PREAMBLE, cs=one))
+        intent=meant(PREAMBLE, cs=one) if fmt.get("always_reasons")
+        else meant(content=None if fmt.get("calls_alone") else PREAMBLE, cs=one))
     add("two tool calls", plain, call_text(two, before=""), intent=meant(cs=two))
     add("arguments with nested JSON, unicode and escapes", plain, call_text(nested, before=""), intent=meant(cs=nested))
     full = (lead + thought(fmt, REASONING) if fmt["think"] and "open" not in prompts else "") + call_text(two, before="")
