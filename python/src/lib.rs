@@ -452,6 +452,24 @@ self_cell!(
 );
 
 /// A streaming parser: transformers' `ResponseParser` on retort's engine.
+///
+/// `ResponseParser(response_template, prefix, *, tools=None)`: `prefix` is
+/// the prompt sent to the model (required: `None` raises `ValueError`; pass
+/// `""` to opt out); `tools` (dicts or functions) cast tool-call arguments
+/// by their declared types.
+///
+///     parser = ResponseParser(template, prefix=prompt)
+///     for event in parser.initial_events: handle(event)
+///     for piece in stream:
+///         for event in parser.feed(piece): handle(event)
+///     message, final_events = parser.finalize()
+///
+/// Events are dicts: `region_open` (`field`), `region_chunk` (`field`,
+/// `text`, `dirty`: whether the text is raw material of a structured
+/// parser) and `region_close` (`field`, `value`). Every chunking gives the
+/// same message. Errors in the output raise the reference's exception
+/// (mostly `ValueError`) with `field`, `offset` and `raw` attributes; the
+/// parser then keeps raising it. Use after `finalize` raises `RuntimeError`.
 #[pyclass(subclass, module = "retort", name = "ResponseParser")]
 struct PyResponseParser {
     cell: ParserCell,
@@ -513,6 +531,10 @@ impl PyResponseParser {
 }
 
 /// Parses a complete generation: transformers' `parse_response`.
+///
+/// Returns the message dict. `prefix` (the prompt) is required, as for
+/// `ResponseParser`; `tools` cast tool-call arguments. Generations of 64 KiB
+/// and more are parsed with the GIL released.
 #[pyfunction]
 #[pyo3(signature = (text, response_template, *, prefix=None, tools=None))]
 fn parse_response<'py>(

@@ -146,3 +146,32 @@ def test_parse_errors_carry_the_field_and_raw_text():
         parser.feed("<n> twelve </n>")
     assert (info.value.field, info.value.raw) == ("n", " twelve ")
     assert isinstance(info.value.offset, int)
+
+
+def test_parse_many_releases_the_gil():
+    """Another Python thread runs while the batch is parsed: with the GIL
+    held through the native call it could not count at all."""
+    import threading
+
+    count = 0
+    stop = threading.Event()
+
+    def spin():
+        nonlocal count
+        while not stop.is_set():
+            count += 1
+
+    spinner = threading.Thread(target=spin)
+    spinner.start()
+    try:
+        # Long texts: most of the call is parsing, not converting.
+        texts = ["<think>" + "plain words " * 100_000 + "</think>done"] * 8
+        template = retort.templates.load("qwen3")
+        before = count
+        out = retort.parse_many(texts, template, prefixes="", threads=1)
+        during = count - before
+    finally:
+        stop.set()
+        spinner.join()
+    assert len(out) == 8 and out[0]["content"] == "done"
+    assert during > 1000, during
