@@ -1,4 +1,4 @@
-"""Writes conformance cases (../shared/conformance/FORMAT.md, without
+"""Writes conformance cases (tests/conformance/README.md, without
 `expected`) for every bundled model template: outputs in each model's own
 format, written for this project from the formats the templates describe.
 

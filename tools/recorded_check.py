@@ -2,7 +2,7 @@
 through the reference implementation with retort's bundled templates, and
 checks each against the message the recording implies -- the same check as
 tests/recorded.rs, on the other implementation. Run it with the reference's
-python (`$(bash ../shared/reference/setup.sh) tools/recorded_check.py`).
+python (`$(tools/reference/setup.sh) tools/recorded_check.py`).
 
     python tools/recorded_check.py [--json OUT.jsonl] [--verbose]
 
