@@ -54,8 +54,31 @@ struct Known {
 /// wins, so a family whose format extends another's lists more of them.
 const KNOWN: &[Known] = &[
     Known {
+        name: "apertus",
+        repos: &["*/Apertus-*"],
+        markers: &[&["<|assistant_start|>", "<|tools_prefix|>"]],
+    },
+    Known {
+        name: "apriel",
+        repos: &["*/Apriel-*"],
+        markers: &[
+            &["<|begin_assistant|>", "<tool_calls>"],
+            &["<|assistant|>", "<tool_calls>", "<|end|>"],
+        ],
+    },
+    Known {
+        name: "command-a",
+        repos: &["*/c4ai-command-a-*", "*/command-a-*"],
+        markers: &[&[
+            "<|START_OF_TURN_TOKEN|>",
+            "<|START_THINKING|>",
+            "<|START_ACTION|>",
+            "<|START_TEXT|>",
+        ]],
+    },
+    Known {
         name: "command-r7b",
-        repos: &["*/c4ai-command-r7b*", "*/command-r7b*"],
+        repos: &["*/c4ai-command-r7b-*", "*/command-r7b-*"],
         markers: &[&[
             "<|START_OF_TURN_TOKEN|>",
             "<|START_THINKING|>",
@@ -68,14 +91,85 @@ const KNOWN: &[Known] = &[
         markers: &[&["<｜Assistant｜>", "<｜tool▁call▁begin｜>", "<think>"]],
     },
     Known {
+        name: "deepseek-v3",
+        repos: &["*/DeepSeek-V3", "*/DeepSeek-V3-Base", "*/DeepSeek-V3-0324*"],
+        markers: &[&["<｜Assistant｜>", "<｜tool▁call▁begin｜>"]],
+    },
+    Known {
+        name: "deepseek-v3.1",
+        repos: &["*/DeepSeek-V3.1*"],
+        markers: &[&[
+            "<｜Assistant｜>",
+            "<｜tool▁call▁begin｜>",
+            "</think>",
+            "thinking is defined",
+        ]],
+    },
+    Known {
+        name: "deepseek-v3.2",
+        repos: &["*/DeepSeek-V3.2*", "*/DeepSeek-V4*"],
+        markers: &[&["｜DSML｜"]],
+    },
+    Known {
+        name: "devstral",
+        repos: &["*/Devstral-*"],
+        markers: &[&[
+            "[INST]",
+            "[TOOL_CALLS]",
+            "[AVAILABLE_TOOLS]",
+            "[ARGS]",
+            "Devstral",
+        ]],
+    },
+    Known {
+        name: "ernie-4.5",
+        repos: &["*/ERNIE-4.5-*"],
+        markers: &[],
+    },
+    Known {
+        name: "firefunction-v2",
+        repos: &["*/firefunction-v2*"],
+        markers: &[],
+    },
+    Known {
+        name: "functionary-v3.1",
+        repos: &["*/functionary-*v3.1*"],
+        markers: &[&[
+            "<|start_header_id|>",
+            "<|eot_id|>",
+            "<function=",
+            "<|python_tag|>",
+        ]],
+    },
+    Known {
+        name: "functionary-v3.2",
+        repos: &["*/functionary-*v3.2*"],
+        markers: &[&["<|start_header_id|>", "<|eot_id|>", ">>>all"]],
+    },
+    Known {
+        name: "gemma-3",
+        repos: &["*/gemma-3-*", "*/gemma-3n-*"],
+        markers: &[&["<start_of_turn>", "<end_of_turn>"]],
+    },
+    Known {
         name: "gemma4",
-        repos: &["*/gemma-4-*", "*/gemma4*"],
+        repos: &["*/gemma-4-*"],
         markers: &[&["<|turn>", "<|tool_call>", "<|channel>"]],
+    },
+    Known {
+        name: "gigachat3",
+        repos: &["*/GigaChat3*"],
+        markers: &[&["<|role_sep|>", "<|message_sep|>"]],
     },
     Known {
         name: "glm-4.5",
         repos: &["*/GLM-4.5*", "*/GLM-4.6*"],
         markers: &[&["<|assistant|>", "<arg_key>", "<arg_value>"]],
+    },
+    Known {
+        name: "glm-4.7",
+        repos: &["*/GLM-4.7*"],
+        markers: &[],
     },
     Known {
         name: "gpt-oss",
@@ -84,23 +178,58 @@ const KNOWN: &[Known] = &[
     },
     Known {
         name: "granite-3.3",
-        repos: &["*/granite-3.3-*"],
+        repos: &["*/granite-3.2-*", "*/granite-3.3-*"],
         markers: &[&["<|start_of_role|>", "<|tool_call|>"]],
+    },
+    Known {
+        name: "granite-4",
+        repos: &["*/granite-4.*"],
+        markers: &[&["<|start_of_role|>", "<tool_call>"]],
     },
     Known {
         name: "hermes-2-pro",
         repos: &["*/Hermes-2-Pro-*", "*/Hermes-3-*"],
-        markers: &[&["<|im_start|>", "<tool_call>"]],
+        markers: &[&["<|im_start|>", "<tool_call>", "<args-dict>"]],
     },
     Known {
         name: "kimi-k2",
-        repos: &["*/Kimi-K2*"],
-        markers: &[&["<|im_assistant|>", "<|tool_call_begin|>"]],
+        repos: &["*/Kimi-K2-*", "*/Kimi-K2"],
+        markers: &[&["<|im_assistant|>", "<|im_middle|>"]],
+    },
+    Known {
+        name: "kimi-k2-thinking",
+        repos: &["*/Kimi-K2-Thinking*"],
+        markers: &[&["<|im_assistant|>", "<|im_middle|>", "<think>"]],
+    },
+    Known {
+        name: "lfm2",
+        repos: &["*/LFM2-*", "*/LFM2.5-*"],
+        markers: &[&["<|im_start|>", "<|tool_list_start|>"]],
+    },
+    Known {
+        name: "ling",
+        repos: &["*/Ling-*"],
+        markers: &[&["<role>ASSISTANT</role>", "<tool_call>"]],
+    },
+    Known {
+        name: "llama-3.1",
+        repos: &[
+            "*/Llama-3.1-*",
+            "*/Meta-Llama-3.1-*",
+            "*/Llama-3.2-*",
+            "*/Llama-3.3-*",
+        ],
+        markers: &[&["<|start_header_id|>", "<|eot_id|>", "Environment: ipython"]],
     },
     Known {
         name: "magistral",
         repos: &["*/Magistral-*"],
-        markers: &[&["[INST]", "[TOOL_CALLS]", "[THINK]"]],
+        markers: &[&["[INST]", "[TOOL_CALLS]", "[ARGS]", "[THINK]", "[/THINK]"]],
+    },
+    Known {
+        name: "minicpm5",
+        repos: &["*/MiniCPM5*"],
+        markers: &[&["<|im_start|>", "<function name="]],
     },
     Known {
         name: "minimax-m2",
@@ -108,9 +237,19 @@ const KNOWN: &[Known] = &[
         markers: &[&["]~b]", "<minimax:tool_call>"]],
     },
     Known {
+        name: "mistral-nemo",
+        repos: &["*/Mistral-Nemo-*", "*/Mistral-Small-3.1-*"],
+        markers: &[&["[INST]", "[TOOL_CALLS]", "[AVAILABLE_TOOLS]"]],
+    },
+    Known {
         name: "mistral-small-3.2",
         repos: &["*/Mistral-Small-3.2-*"],
-        markers: &[&["[INST]", "[TOOL_CALLS]", "[ARGS]"]],
+        markers: &[&["[INST]", "[TOOL_CALLS]", "[AVAILABLE_TOOLS]", "[ARGS]"]],
+    },
+    Known {
+        name: "nemotron-3",
+        repos: &["*/*Nemotron-3-*"],
+        markers: &[],
     },
     Known {
         name: "nemotron-nano-v2",
@@ -123,14 +262,52 @@ const KNOWN: &[Known] = &[
         markers: &[&["<|assistant|>", "<|tool_call|>", "<|end|>"]],
     },
     Known {
+        name: "qwen2.5",
+        repos: &["*/Qwen2.5-*"],
+        markers: &[&["<|im_start|>", "<tool_call>", "<args-json-object>"]],
+    },
+    Known {
         name: "qwen3",
-        repos: &["*/Qwen3-*", "*/QwQ-*"],
-        markers: &[&["<|im_start|>", "<tool_call>", "<think>"]],
+        repos: &["*/Qwen3-*"],
+        markers: &[&[
+            "<|im_start|>",
+            "<tool_call>",
+            "<args-json-object>",
+            "<think>",
+            "enable_thinking",
+        ]],
     },
     Known {
         name: "qwen3-coder",
         repos: &["*/Qwen3-Coder-*"],
         markers: &[&["<|im_start|>", "<tool_call>", "<function=", "<parameter="]],
+    },
+    Known {
+        name: "qwen3.5",
+        repos: &["*/Qwen3.5-*"],
+        markers: &[&[
+            "<|im_start|>",
+            "<tool_call>",
+            "<function=",
+            "<parameter=",
+            "<think>",
+            "<|vision_start|>",
+        ]],
+    },
+    Known {
+        name: "qwq",
+        repos: &["*/QwQ-*"],
+        markers: &[&[
+            "<|im_start|>",
+            "<tool_call>",
+            "<args-json-object>",
+            "<think>",
+        ]],
+    },
+    Known {
+        name: "reka-edge",
+        repos: &["*/reka-edge*"],
+        markers: &[],
     },
     Known {
         name: "seed-oss",
@@ -140,7 +317,24 @@ const KNOWN: &[Known] = &[
     Known {
         name: "smollm3",
         repos: &["*/SmolLM3-*"],
-        markers: &[&["<|im_start|>", "<think>", "/no_think", "/think"]],
+        markers: &[&[
+            "<|im_start|>",
+            "<|im_end|>",
+            "<think>",
+            "/no_think",
+            "/think",
+            "SmolLM",
+        ]],
+    },
+    Known {
+        name: "step-3.5",
+        repos: &["*/Step-3.5-*"],
+        markers: &[],
+    },
+    Known {
+        name: "step3",
+        repos: &["*/step3", "*/step3-*"],
+        markers: &[&["<steptml:invoke"]],
     },
 ];
 

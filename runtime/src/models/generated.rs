@@ -3,24 +3,64 @@
 
 /// Every bundled template: its name (the file stem) and its JSON.
 pub(crate) const BUNDLED: &[(&str, &str)] = &[
+    ("apertus", include_str!("../../templates/apertus.json")),
+    ("apriel", include_str!("../../templates/apriel.json")),
+    ("command-a", include_str!("../../templates/command-a.json")),
     ("command-r7b", include_str!("../../templates/command-r7b.json")),
     ("deepseek-r1", include_str!("../../templates/deepseek-r1.json")),
+    ("deepseek-v3", include_str!("../../templates/deepseek-v3.json")),
+    ("deepseek-v3.1", include_str!("../../templates/deepseek-v3.1.json")),
+    ("deepseek-v3.2", include_str!("../../templates/deepseek-v3.2.json")),
+    ("devstral", include_str!("../../templates/devstral.json")),
+    ("ernie-4.5", include_str!("../../templates/ernie-4.5.json")),
+    ("firefunction-v2", include_str!("../../templates/firefunction-v2.json")),
+    ("functionary-v3.1", include_str!("../../templates/functionary-v3.1.json")),
+    ("functionary-v3.2", include_str!("../../templates/functionary-v3.2.json")),
+    ("gemma-3", include_str!("../../templates/gemma-3.json")),
     ("gemma4", include_str!("../../templates/gemma4.json")),
+    ("gigachat3", include_str!("../../templates/gigachat3.json")),
     ("glm-4.5", include_str!("../../templates/glm-4.5.json")),
+    ("glm-4.7", include_str!("../../templates/glm-4.7.json")),
     ("gpt-oss", include_str!("../../templates/gpt-oss.json")),
     ("granite-3.3", include_str!("../../templates/granite-3.3.json")),
+    ("granite-4", include_str!("../../templates/granite-4.json")),
     ("hermes-2-pro", include_str!("../../templates/hermes-2-pro.json")),
     ("kimi-k2", include_str!("../../templates/kimi-k2.json")),
+    ("kimi-k2-thinking", include_str!("../../templates/kimi-k2-thinking.json")),
+    ("lfm2", include_str!("../../templates/lfm2.json")),
+    ("ling", include_str!("../../templates/ling.json")),
+    ("llama-3.1", include_str!("../../templates/llama-3.1.json")),
     ("magistral", include_str!("../../templates/magistral.json")),
+    ("minicpm5", include_str!("../../templates/minicpm5.json")),
     ("minimax-m2", include_str!("../../templates/minimax-m2.json")),
+    ("mistral-nemo", include_str!("../../templates/mistral-nemo.json")),
     ("mistral-small-3.2", include_str!("../../templates/mistral-small-3.2.json")),
+    ("nemotron-3", include_str!("../../templates/nemotron-3.json")),
     ("nemotron-nano-v2", include_str!("../../templates/nemotron-nano-v2.json")),
     ("phi-4-mini", include_str!("../../templates/phi-4-mini.json")),
+    ("qwen2.5", include_str!("../../templates/qwen2.5.json")),
     ("qwen3", include_str!("../../templates/qwen3.json")),
     ("qwen3-coder", include_str!("../../templates/qwen3-coder.json")),
+    ("qwen3.5", include_str!("../../templates/qwen3.5.json")),
+    ("qwq", include_str!("../../templates/qwq.json")),
+    ("reka-edge", include_str!("../../templates/reka-edge.json")),
     ("seed-oss", include_str!("../../templates/seed-oss.json")),
     ("smollm3", include_str!("../../templates/smollm3.json")),
+    ("step-3.5", include_str!("../../templates/step-3.5.json")),
+    ("step3", include_str!("../../templates/step3.json")),
 ];
+
+// `templates/apertus.json`, compiled: feature `model-apertus`.
+#[cfg(feature = "model-apertus")]
+crate::response_template!("templates/apertus.json", name = apertus, crate = crate);
+
+// `templates/apriel.json`, compiled: feature `model-apriel`.
+#[cfg(feature = "model-apriel")]
+crate::response_template!("templates/apriel.json", name = apriel, crate = crate);
+
+// `templates/command-a.json`, compiled: feature `model-command-a`.
+#[cfg(feature = "model-command-a")]
+crate::response_template!("templates/command-a.json", name = command_a, crate = crate);
 
 // `templates/command-r7b.json`, compiled: feature `model-command-r7b`.
 #[cfg(feature = "model-command-r7b")]
@@ -30,13 +70,57 @@ crate::response_template!("templates/command-r7b.json", name = command_r7b, crat
 #[cfg(feature = "model-deepseek-r1")]
 crate::response_template!("templates/deepseek-r1.json", name = deepseek_r1, crate = crate);
 
+// `templates/deepseek-v3.json`, compiled: feature `model-deepseek-v3`.
+#[cfg(feature = "model-deepseek-v3")]
+crate::response_template!("templates/deepseek-v3.json", name = deepseek_v3, crate = crate);
+
+// `templates/deepseek-v3.1.json`, compiled: feature `model-deepseek-v3.1`.
+#[cfg(feature = "model-deepseek-v3.1")]
+crate::response_template!("templates/deepseek-v3.1.json", name = deepseek_v3_1, crate = crate);
+
+// `templates/deepseek-v3.2.json`, compiled: feature `model-deepseek-v3.2`.
+#[cfg(feature = "model-deepseek-v3.2")]
+crate::response_template!("templates/deepseek-v3.2.json", name = deepseek_v3_2, crate = crate);
+
+// `templates/devstral.json`, compiled: feature `model-devstral`.
+#[cfg(feature = "model-devstral")]
+crate::response_template!("templates/devstral.json", name = devstral, crate = crate);
+
+// `templates/ernie-4.5.json`, compiled: feature `model-ernie-4.5`.
+#[cfg(feature = "model-ernie-4.5")]
+crate::response_template!("templates/ernie-4.5.json", name = ernie_4_5, crate = crate);
+
+// `templates/firefunction-v2.json`, compiled: feature `model-firefunction-v2`.
+#[cfg(feature = "model-firefunction-v2")]
+crate::response_template!("templates/firefunction-v2.json", name = firefunction_v2, crate = crate);
+
+// `templates/functionary-v3.1.json`, compiled: feature `model-functionary-v3.1`.
+#[cfg(feature = "model-functionary-v3.1")]
+crate::response_template!("templates/functionary-v3.1.json", name = functionary_v3_1, crate = crate);
+
+// `templates/functionary-v3.2.json`, compiled: feature `model-functionary-v3.2`.
+#[cfg(feature = "model-functionary-v3.2")]
+crate::response_template!("templates/functionary-v3.2.json", name = functionary_v3_2, crate = crate);
+
+// `templates/gemma-3.json`, compiled: feature `model-gemma-3`.
+#[cfg(feature = "model-gemma-3")]
+crate::response_template!("templates/gemma-3.json", name = gemma_3, crate = crate);
+
 // `templates/gemma4.json`, compiled: feature `model-gemma4`.
 #[cfg(feature = "model-gemma4")]
 crate::response_template!("templates/gemma4.json", name = gemma4, crate = crate);
 
+// `templates/gigachat3.json`, compiled: feature `model-gigachat3`.
+#[cfg(feature = "model-gigachat3")]
+crate::response_template!("templates/gigachat3.json", name = gigachat3, crate = crate);
+
 // `templates/glm-4.5.json`, compiled: feature `model-glm-4.5`.
 #[cfg(feature = "model-glm-4.5")]
 crate::response_template!("templates/glm-4.5.json", name = glm_4_5, crate = crate);
+
+// `templates/glm-4.7.json`, compiled: feature `model-glm-4.7`.
+#[cfg(feature = "model-glm-4.7")]
+crate::response_template!("templates/glm-4.7.json", name = glm_4_7, crate = crate);
 
 // `templates/gpt-oss.json`, compiled: feature `model-gpt-oss`.
 #[cfg(feature = "model-gpt-oss")]
@@ -46,6 +130,10 @@ crate::response_template!("templates/gpt-oss.json", name = gpt_oss, crate = crat
 #[cfg(feature = "model-granite-3.3")]
 crate::response_template!("templates/granite-3.3.json", name = granite_3_3, crate = crate);
 
+// `templates/granite-4.json`, compiled: feature `model-granite-4`.
+#[cfg(feature = "model-granite-4")]
+crate::response_template!("templates/granite-4.json", name = granite_4, crate = crate);
+
 // `templates/hermes-2-pro.json`, compiled: feature `model-hermes-2-pro`.
 #[cfg(feature = "model-hermes-2-pro")]
 crate::response_template!("templates/hermes-2-pro.json", name = hermes_2_pro, crate = crate);
@@ -54,17 +142,45 @@ crate::response_template!("templates/hermes-2-pro.json", name = hermes_2_pro, cr
 #[cfg(feature = "model-kimi-k2")]
 crate::response_template!("templates/kimi-k2.json", name = kimi_k2, crate = crate);
 
+// `templates/kimi-k2-thinking.json`, compiled: feature `model-kimi-k2-thinking`.
+#[cfg(feature = "model-kimi-k2-thinking")]
+crate::response_template!("templates/kimi-k2-thinking.json", name = kimi_k2_thinking, crate = crate);
+
+// `templates/lfm2.json`, compiled: feature `model-lfm2`.
+#[cfg(feature = "model-lfm2")]
+crate::response_template!("templates/lfm2.json", name = lfm2, crate = crate);
+
+// `templates/ling.json`, compiled: feature `model-ling`.
+#[cfg(feature = "model-ling")]
+crate::response_template!("templates/ling.json", name = ling, crate = crate);
+
+// `templates/llama-3.1.json`, compiled: feature `model-llama-3.1`.
+#[cfg(feature = "model-llama-3.1")]
+crate::response_template!("templates/llama-3.1.json", name = llama_3_1, crate = crate);
+
 // `templates/magistral.json`, compiled: feature `model-magistral`.
 #[cfg(feature = "model-magistral")]
 crate::response_template!("templates/magistral.json", name = magistral, crate = crate);
+
+// `templates/minicpm5.json`, compiled: feature `model-minicpm5`.
+#[cfg(feature = "model-minicpm5")]
+crate::response_template!("templates/minicpm5.json", name = minicpm5, crate = crate);
 
 // `templates/minimax-m2.json`, compiled: feature `model-minimax-m2`.
 #[cfg(feature = "model-minimax-m2")]
 crate::response_template!("templates/minimax-m2.json", name = minimax_m2, crate = crate);
 
+// `templates/mistral-nemo.json`, compiled: feature `model-mistral-nemo`.
+#[cfg(feature = "model-mistral-nemo")]
+crate::response_template!("templates/mistral-nemo.json", name = mistral_nemo, crate = crate);
+
 // `templates/mistral-small-3.2.json`, compiled: feature `model-mistral-small-3.2`.
 #[cfg(feature = "model-mistral-small-3.2")]
 crate::response_template!("templates/mistral-small-3.2.json", name = mistral_small_3_2, crate = crate);
+
+// `templates/nemotron-3.json`, compiled: feature `model-nemotron-3`.
+#[cfg(feature = "model-nemotron-3")]
+crate::response_template!("templates/nemotron-3.json", name = nemotron_3, crate = crate);
 
 // `templates/nemotron-nano-v2.json`, compiled: feature `model-nemotron-nano-v2`.
 #[cfg(feature = "model-nemotron-nano-v2")]
@@ -74,6 +190,10 @@ crate::response_template!("templates/nemotron-nano-v2.json", name = nemotron_nan
 #[cfg(feature = "model-phi-4-mini")]
 crate::response_template!("templates/phi-4-mini.json", name = phi_4_mini, crate = crate);
 
+// `templates/qwen2.5.json`, compiled: feature `model-qwen2.5`.
+#[cfg(feature = "model-qwen2.5")]
+crate::response_template!("templates/qwen2.5.json", name = qwen2_5, crate = crate);
+
 // `templates/qwen3.json`, compiled: feature `model-qwen3`.
 #[cfg(feature = "model-qwen3")]
 crate::response_template!("templates/qwen3.json", name = qwen3, crate = crate);
@@ -82,6 +202,18 @@ crate::response_template!("templates/qwen3.json", name = qwen3, crate = crate);
 #[cfg(feature = "model-qwen3-coder")]
 crate::response_template!("templates/qwen3-coder.json", name = qwen3_coder, crate = crate);
 
+// `templates/qwen3.5.json`, compiled: feature `model-qwen3.5`.
+#[cfg(feature = "model-qwen3.5")]
+crate::response_template!("templates/qwen3.5.json", name = qwen3_5, crate = crate);
+
+// `templates/qwq.json`, compiled: feature `model-qwq`.
+#[cfg(feature = "model-qwq")]
+crate::response_template!("templates/qwq.json", name = qwq, crate = crate);
+
+// `templates/reka-edge.json`, compiled: feature `model-reka-edge`.
+#[cfg(feature = "model-reka-edge")]
+crate::response_template!("templates/reka-edge.json", name = reka_edge, crate = crate);
+
 // `templates/seed-oss.json`, compiled: feature `model-seed-oss`.
 #[cfg(feature = "model-seed-oss")]
 crate::response_template!("templates/seed-oss.json", name = seed_oss, crate = crate);
@@ -89,3 +221,11 @@ crate::response_template!("templates/seed-oss.json", name = seed_oss, crate = cr
 // `templates/smollm3.json`, compiled: feature `model-smollm3`.
 #[cfg(feature = "model-smollm3")]
 crate::response_template!("templates/smollm3.json", name = smollm3, crate = crate);
+
+// `templates/step-3.5.json`, compiled: feature `model-step-3.5`.
+#[cfg(feature = "model-step-3.5")]
+crate::response_template!("templates/step-3.5.json", name = step_3_5, crate = crate);
+
+// `templates/step3.json`, compiled: feature `model-step3`.
+#[cfg(feature = "model-step3")]
+crate::response_template!("templates/step3.json", name = step3, crate = crate);
