@@ -36,6 +36,9 @@ use crate::transform::{ToolSchemas, finish_region_owned};
 use crate::typed::FieldId;
 use crate::value::{Map, Value};
 
+mod open_region;
+pub use open_region::OpenRegion;
+
 /// What went wrong while parsing model output.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
