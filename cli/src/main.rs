@@ -28,7 +28,8 @@ pub enum Failure {
 }
 
 const TEMPLATE_ARG: &str = "A template file (a bare response template or a \
-    tokenizer_config.json), or the name of a bundled template (qwen3, smollm3, ...)";
+    tokenizer_config.json), or a bundled model family by name (qwen3, smollm3, ...) or \
+    Hugging Face repo id (Qwen/Qwen3-8B)";
 
 #[derive(ClapParser)]
 #[command(
@@ -195,6 +196,7 @@ pub fn read(path: &Path) -> Result<String, Failure> {
     std::fs::read_to_string(path).map_err(|e| Failure::Io(format!("{}: {e}", path.display())))
 }
 
+/// The template for `check`: exactly the file or family named.
 fn load(arg: &str) -> Result<(Source, Template), Failure> {
     let source = source::resolve(arg)?;
     let template = source.load()?;
@@ -232,7 +234,7 @@ fn check(arg: &str, verbose: bool) -> Result<(), Failure> {
 }
 
 fn explain(arg: &str) -> Result<(), Failure> {
-    let (source, t) = load(arg)?;
+    let (source, t) = source::resolve(arg)?.load_or_recognise()?;
     print!("{}", explain::explain(&source.display, &t));
     Ok(())
 }
@@ -243,10 +245,9 @@ fn generate(
     name: Option<String>,
     crate_path: String,
 ) -> Result<(), Failure> {
-    let source = source::resolve(arg)?;
     // Validate first, so that a broken template gets the same report as
     // `check`.
-    source.load()?;
+    let (source, _) = source::resolve(arg)?.load_or_recognise()?;
     let opts = retort_codegen::ModuleOptions {
         name: name.unwrap_or_else(|| retort_codegen::module_name(&source.stem)),
         crate_path,

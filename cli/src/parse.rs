@@ -19,8 +19,7 @@ pub struct Options {
 }
 
 pub fn run(o: Options) -> Result<(), Failure> {
-    let source = source::resolve(&o.template)?;
-    let template = source.load()?;
+    let (_, template) = source::resolve(&o.template)?.load_or_recognise()?;
     let prefix = match (o.prefix, &o.prefix_file) {
         (Some(p), _) => p,
         (None, Some(f)) => read(f)?,

@@ -75,7 +75,10 @@ fn check_accepts_files_configs_and_bundled_names() {
     let path = qwen3_path();
     let names = field_names(&path);
     let want = format!("({} fields: {})", names.len(), names.join(", "));
-    for arg in [path.as_str(), "qwen3"] {
+    // A file, a family name (any case and punctuation), a Hugging Face repo id.
+    let pattern = retort::registry::family("qwen3").unwrap().repo_patterns()[0];
+    let repo = pattern.replace('*', "x");
+    for arg in [path.as_str(), "qwen3", "QWEN3", repo.as_str()] {
         let o = retort(&["check", arg], b"");
         assert_eq!(o.status.code(), Some(0), "{}", err(&o));
         assert!(out(&o).contains(&want), "{}", out(&o));
@@ -115,6 +118,28 @@ fn check_reports_a_mistake_with_rule_path_and_location() {
     let o = retort(&["check", &file], b"");
     assert_eq!(o.status.code(), Some(1));
     assert!(err(&o).contains("[json]") && err(&o).contains(&format!("{file}:")));
+
+    // A tokenizer config without a template gets a hint, naming the family
+    // its chat template belongs to when it is recognised.
+    let qwen3 = retort::registry::family("qwen3").unwrap();
+    let chat_template = qwen3.chat_template_markers()[0].join("\n");
+    let config = format!(
+        "{{\"chat_template\": {}}}",
+        Value::Str(chat_template).to_json_string()
+    );
+    let (_d5, file) = scratch("tokenizer_config.json", &config);
+    let o = retort(&["check", &file], b"");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err(&o).contains("bundled `qwen3`"), "{}", err(&o));
+    // `parse` then uses that family's template, and says so.
+    let sample = "<think>a</think>b<|im_end|>";
+    let o = retort(&["parse", &file], sample.as_bytes());
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(err(&o).contains("whose template is used"), "{}", err(&o));
+    assert_eq!(
+        out(&o),
+        out(&retort(&["parse", "qwen3"], sample.as_bytes()))
+    );
 
     // A tokenizer config without a template gets a hint.
     let (_d4, file) = scratch(
