@@ -78,6 +78,9 @@ pub struct Options {
     /// Milliseconds to wait between pieces.
     #[arg(long, value_name = "MS", default_value_t = 30)]
     pub delay: u64,
+    /// Wrap text at this column (default: $COLUMNS when exported, else 80).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(40..))]
+    pub width: Option<u16>,
     /// Do not wait between pieces (for scripts and tests).
     #[arg(long)]
     pub no_delay: bool,
@@ -92,9 +95,16 @@ impl Options {
     /// and never with `--no-color` or a non-empty `NO_COLOR`
     /// (<https://no-color.org>).
     pub fn color(&self, stdout: &impl IsTerminal) -> bool {
-        !self.no_color
-            && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-            && stdout.is_terminal()
+        self.color_when(
+            stdout.is_terminal(),
+            std::env::var_os("NO_COLOR").as_deref(),
+        )
+    }
+
+    /// [`Options::color`] given whether stdout is a terminal and the value
+    /// of `NO_COLOR`.
+    pub fn color_when(&self, terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+        terminal && !self.no_color && no_color.is_none_or(|v| v.is_empty())
     }
 }
 
@@ -164,7 +174,7 @@ pub struct Summary {
     /// Time spent inside the parser: construction (the prompt), every
     /// `feed` and `finalize`.
     pub parse_time: Duration,
-    /// Time from the first piece to the end of the output.
+    /// Time from making the parser to the end of the output.
     pub wall_time: Duration,
 }
 
@@ -270,14 +280,18 @@ fn read(path: &Path) -> Result<String, DemoError> {
     })
 }
 
-/// Terminal width for wrapping: `COLUMNS` when the shell exports it, else
-/// 80; never wider than 100 (long lines of prose are hard to follow).
-fn width() -> usize {
-    std::env::var("COLUMNS")
-        .ok()
-        .and_then(|c| c.parse::<usize>().ok())
-        .unwrap_or(80)
-        .clamp(40, 100)
+/// The column to wrap at: `--width`, else `COLUMNS` when the shell exports
+/// it (never wider than 100: long lines of prose are hard to follow), else
+/// 80.
+fn width(options: &Options) -> usize {
+    match options.width {
+        Some(w) => usize::from(w),
+        None => std::env::var("COLUMNS")
+            .ok()
+            .and_then(|c| c.parse::<usize>().ok())
+            .unwrap_or(80)
+            .clamp(40, 100),
+    }
 }
 
 /// Runs the demo with `options`, writing to `out` (coloured or not).
@@ -312,7 +326,7 @@ pub fn run(options: &Options, out: &mut dyn Write, color: bool) -> Result<Summar
             let mut screen = Screen::new(
                 out,
                 color,
-                width(),
+                width(options),
                 Openers::from_template_json(BUNDLED_TEMPLATE)?,
             );
             screen.header(
@@ -328,14 +342,14 @@ pub fn run(options: &Options, out: &mut dyn Write, color: bool) -> Result<Summar
                 generation.len(),
                 pieces.len()
             ))?;
-            let start = Instant::now();
+            let wall = Instant::now();
             let mut parser = kimi_k2::Parser::new(&prefix)?;
-            clock += start.elapsed();
+            clock += wall.elapsed();
             replay(
                 &mut parser,
                 &pieces,
                 delay,
-                clock,
+                (clock, wall),
                 screen,
                 "kimi_k2::Message",
             )
@@ -344,7 +358,12 @@ pub fn run(options: &Options, out: &mut dyn Write, color: bool) -> Result<Summar
             let json = read(path)?;
             let template = Template::from_json(&json)
                 .map_err(|e| DemoError::Template(format!("{}: {e}", path.display())))?;
-            let mut screen = Screen::new(out, color, width(), Openers::from_template_json(&json)?);
+            let mut screen = Screen::new(
+                out,
+                color,
+                width(options),
+                Openers::from_template_json(&json)?,
+            );
             screen.header(&format!(
                 "retort · {} loaded at run time by Template::from_json",
                 path.display()
@@ -354,10 +373,17 @@ pub fn run(options: &Options, out: &mut dyn Write, color: bool) -> Result<Summar
                 generation.len(),
                 pieces.len()
             ))?;
-            let start = Instant::now();
+            let wall = Instant::now();
             let mut parser = template.parser(&prefix)?;
-            clock += start.elapsed();
-            replay(&mut parser, &pieces, delay, clock, screen, "retort::Map")
+            clock += wall.elapsed();
+            replay(
+                &mut parser,
+                &pieces,
+                delay,
+                (clock, wall),
+                screen,
+                "retort::Map",
+            )
         }
     }
 }
@@ -370,16 +396,16 @@ fn bundled_question(prompt: &str) -> Option<&str> {
 }
 
 /// Feeds `pieces` one by one, showing the events, then the message and the
-/// timing line.
+/// timing line. `clock` is the parse time so far and when the wall clock
+/// started (both include making the parser).
 fn replay(
     session: &mut dyn Session,
     pieces: &[&str],
     delay: Duration,
-    mut clock: Duration,
+    (mut clock, wall): (Duration, Instant),
     mut screen: Screen<'_>,
     message_type: &str,
 ) -> Result<Summary, DemoError> {
-    let wall = Instant::now();
     for event in session.initial_events() {
         screen.event(event.as_event())?;
     }
@@ -398,12 +424,15 @@ fn replay(
     let wall_time = wall.elapsed();
     let tool_calls = message.tool_calls();
     screen.start_block()?;
-    screen.note(&format!(
-        "parse time {} (new + feed + finalize) · wall time {} · {bytes} bytes in {} pieces",
-        human(clock),
-        human(wall_time),
-        pieces.len(),
-    ))?;
+    screen.line(
+        screen::DIM,
+        &format!(
+            "parse {} (new + feed + finalize) · wall {} · {bytes} bytes, {} pieces",
+            human(clock),
+            human(wall_time),
+            pieces.len(),
+        ),
+    )?;
     screen.flush()?;
     Ok(Summary {
         message: message.to_value(),

@@ -164,7 +164,14 @@ mod tests {
         assert_eq!(
             token_like("internationalisation 2026-11-25"),
             [
-                "internat", "ionalisa", "tion", " ", "202", "6", "-", "11", "-", "25"
+                "internatio",
+                "nalisation",
+                " 202",
+                "6",
+                "-",
+                "11",
+                "-",
+                "25"
             ]
         );
         assert_eq!(

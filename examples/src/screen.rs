@@ -8,15 +8,25 @@ use retort::{Event, ToolCall, Value};
 
 use crate::openers::Openers;
 
-const RESET: &str = "\x1b[0m";
-const BOLD: &str = "\x1b[1m";
-const DIM: &str = "\x1b[2m";
-const DIM_ITALIC: &str = "\x1b[2;3m";
-const CYAN: &str = "\x1b[36m";
-const YELLOW_BOLD: &str = "\x1b[1;33m";
-const GREEN: &str = "\x1b[32m";
-const MAGENTA_BOLD: &str = "\x1b[1;35m";
-const BLUE_BOLD: &str = "\x1b[1;34m";
+// ANSI styles (SGR sequences).
+/// Back to the terminal's defaults.
+pub const RESET: &str = "\x1b[0m";
+/// Headers.
+pub const BOLD: &str = "\x1b[1m";
+/// Notes and the reasoning header.
+pub const DIM: &str = "\x1b[2m";
+/// Reasoning text.
+pub const DIM_ITALIC: &str = "\x1b[2;3m";
+/// Tool-call arguments as they stream.
+pub const CYAN: &str = "\x1b[36m";
+/// Tool names.
+pub const YELLOW_BOLD: &str = "\x1b[1;33m";
+/// Parsed tool calls.
+pub const GREEN: &str = "\x1b[32m";
+/// Tool-call headers.
+pub const MAGENTA_BOLD: &str = "\x1b[1;35m";
+/// The content header.
+pub const BLUE_BOLD: &str = "\x1b[1;34m";
 
 /// Region text is indented by this much under its header.
 const INDENT: usize = 2;
