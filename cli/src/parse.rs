@@ -44,7 +44,7 @@ pub fn run(o: Options) -> Result<(), Failure> {
         tools: tools.as_ref(),
         parser: None,
         stream: o.stream,
-        out: std::io::stdout().lock(),
+        out: std::io::BufWriter::new(std::io::stdout().lock()),
         closed: Vec::new(),
         open: None,
         prompt_kept: prompt_kept(&template, &prefix),
@@ -135,7 +135,9 @@ struct Run<'t> {
     tools: Option<&'t Value>,
     parser: Option<Parser<'t>>,
     stream: bool,
-    out: std::io::StdoutLock<'static>,
+    /// Written a feed at a time: events show as soon as the piece that
+    /// produced them is parsed, without a write per event.
+    out: std::io::BufWriter<std::io::StdoutLock<'static>>,
     /// The regions closed so far and their values, in order.
     closed: Vec<(String, Value)>,
     /// The region open now and the text it has received.
@@ -158,8 +160,12 @@ impl<'t> Run<'t> {
     }
 
     fn line(&mut self, line: &str) -> Result<(), Failure> {
-        writeln!(self.out, "{line}")
-            .and_then(|()| self.out.flush())
+        writeln!(self.out, "{line}").map_err(|e| Failure::Io(format!("stdout: {e}")))
+    }
+
+    fn flush(&mut self) -> Result<(), Failure> {
+        self.out
+            .flush()
             .map_err(|e| Failure::Io(format!("stdout: {e}")))
     }
 
@@ -171,7 +177,7 @@ impl<'t> Run<'t> {
         for e in &events {
             self.event(&e.as_event())?;
         }
-        Ok(())
+        self.flush()
     }
 
     fn event(&mut self, e: &Event<'_>) -> Result<(), Failure> {
@@ -217,7 +223,7 @@ impl<'t> Run<'t> {
         };
         self.pieces.push(self.seen.len());
         self.parser = Some(p);
-        result
+        result.and_then(|()| self.flush())
     }
 
     /// The events the failing call would have produced before the error:
@@ -271,10 +277,11 @@ impl<'t> Run<'t> {
         if self.stream {
             self.line(&format!(
                 "{{\"type\": \"message\", \"message\": {message}}}"
-            ))
+            ))?;
         } else {
-            self.line(&message)
+            self.line(&message)?;
         }
+        self.flush()
     }
 
     /// Reports bad model output: on stdout as the stream's last line, and
@@ -295,7 +302,7 @@ impl<'t> Run<'t> {
                 json(&Value::Map(err))
             );
             // The stderr report below still says what happened.
-            let _ = self.line(&line);
+            let _ = self.line(&line).and_then(|()| self.flush());
         }
         let mut report = String::from("error: bad model output: ");
         match &e.field {

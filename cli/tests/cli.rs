@@ -312,6 +312,53 @@ fn parse_stream_prints_events_then_the_message() {
     );
 }
 
+#[test]
+fn parse_stream_emits_events_before_the_input_ends() {
+    use std::io::{BufRead, BufReader};
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_retort"))
+        .args(["parse", "qwen3", "--stream"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary runs");
+    let mut stdin = child.stdin.take().expect("piped");
+    let stdout = child.stdout.take().expect("piped");
+    let (tx, rx) = mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line.expect("UTF-8 lines")).is_err() {
+                break;
+            }
+        }
+    });
+    stdin.write_all(b"<think>first").unwrap();
+    stdin.flush().unwrap();
+    // The chunk arrives while the input is still open.
+    let seen = loop {
+        match rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(line) if line.contains("\"first\"") => break true,
+            Ok(_) => continue,
+            Err(_) => break false,
+        }
+    };
+    stdin.write_all(b" second</think>done").unwrap();
+    drop(stdin);
+    assert!(seen, "the first chunk was printed before the input ended");
+    let rest: Vec<String> = rx.iter().collect();
+    reader.join().unwrap();
+    assert!(child.wait().unwrap().success());
+    let last = json_loads(rest.last().expect("a message line")).unwrap();
+    let message = last.as_map().unwrap()["message"].as_map().unwrap().clone();
+    assert_eq!(
+        message["reasoning_content"],
+        Value::Str("first second".into())
+    );
+}
+
 const BAD_OUTPUT: &str =
     "<think>fine</think>Hello<tool_call>{\"name\": \"wave\", </tool_call>more text";
 
@@ -394,7 +441,6 @@ fn parse_rejects_bad_input_and_arguments() {
     for args in [
         &["parse", "qwen3", "--chunk", "0"][..],
         &["parse", "qwen3", "--prefix", "a", "--prefix-file", "b"],
-        &["parse", "qwen3", "--openai"],
         &["parse", "qwen3", "/no/such/input.txt"],
         &["parse", "qwen3", "--prefix-file", "/no/such/prompt.txt"],
         &["parse", "no-such-model"],
