@@ -106,7 +106,7 @@ const KIMI_APPEND: &str = "needs unsupported Jinja: the template calls `list.app
 const PHI_LLAMACPP: &str = "llama.cpp's edited template renders calls as `<|tool_call|>{…}<|/tool_call|>`; Phi-4-mini writes `functools[…]`, which the bundled template parses";
 const LFM2_CALLS: &str = "llama.cpp's template renders calls as a JSON list; LFM2 writes Python calls (`[get_weather(city=\"Paris\")]`), which the bundled template parses";
 const GEMMA3_COMMAS: &str = "the vLLM template renders a call's arguments without commas (`city=\"Paris\"unit=…`): its `set first = false` inside the loop does not outlive the iteration (jinja2 renders it the same)";
-const APRIEL_15: &str = "Apriel 1.5's turns (`<|assistant|>`) differ from the bundled template's start anchor (Apriel 1.6's `<|begin_assistant|>`), so the parse starts in the prompt, whose tool instructions hold a sample `<tool_calls>`";
+const APRIEL_15: &str = "Apriel writes its reasoning first and its answer inside `[BEGIN FINAL RESPONSE]`…`[END FINAL RESPONSE]`; this chat template renders a history answer without those markers (and drops the reasoning), so the answer reads as reasoning";
 const APRIEL_16: &str = "the generation prompt opens the reasoning (`Here are my reasoning steps:\\n`) but history turns render without it";
 const APERTUS_REASONING: &str = "the chat template renders reasoning only from Apertus's own `content.blocks` (type `thoughts`), not from reasoning_content";
 const KIMI_THINKING: &str = "the chat template keeps reasoning_content only for turns after the last assistant turn without tool calls; a final answer renders `<think></think>`";
@@ -143,12 +143,7 @@ const FAMILIES: &[Family] = &[
     },
     Family {
         string_arguments: true,
-        known: &[
-            (Turn::Content, APRIEL_15),
-            (Turn::Reasoning, APRIEL_15),
-            (Turn::OneCall, APRIEL_15),
-            (Turn::TwoCalls, APRIEL_15),
-        ],
+        known: &[(Turn::Content, APRIEL_15), (Turn::Reasoning, APRIEL_15)],
         ..family("apriel-1.5-unsloth.jinja", "apriel")
     },
     Family {
@@ -766,7 +761,7 @@ fn calls(turn: Turn) -> Vec<(&'static str, Json)> {
         Turn::OneCall => vec![("get_weather", json!({"city": "Paris", "unit": "celsius"}))],
         Turn::TwoCalls => vec![
             ("get_weather", json!({"city": "Paris", "unit": "celsius"})),
-            ("get_time", json!({"city": "Tokyo"})),
+            ("get_time", json!({"city": "São Paulo \"SP\""})),
         ],
     }
 }

@@ -9,8 +9,12 @@ This script renders the same contexts with transformers' own compiled template
 environment, trim_blocks, lstrip_blocks, loopcontrols, its tojson,
 raise_exception, dict, namespace) and reports every render that differs.
 
-    RETORT_ROUNDTRIP_DUMP=target/roundtrip cargo test -p retort-tests --test roundtrip
-    $(bash tools/reference/setup.sh) tools/roundtrip_jinja2.py target/roundtrip ../shared/chat-templates
+    RETORT_ROUNDTRIP_DUMP=$PWD/target/roundtrip cargo test -p retort-tests --test roundtrip
+    PY=$(bash tools/reference/setup.sh | tail -1)
+    $PY -m pip install -q --target target/jinja2 jinja2==3.1.6   # transformers' templating dependency
+    PYTHONPATH=target/jinja2 $PY tools/roundtrip_jinja2.py target/roundtrip ../shared/chat-templates
+
+(The reference's requirements leave jinja2 out: parsing needs none.)
 
 strftime_now is pinned to the test's fixed instant (2024-07-26 12:00:00).
 Exit status 1 when any render differs.

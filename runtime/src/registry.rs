@@ -48,10 +48,17 @@ struct Known {
 }
 
 /// Repo-id patterns (`*` is any run of characters; case is ignored) and
-/// chat-template markers per family. A family without an entry is still
-/// found by its name. Markers are literal substrings that the family's chat
-/// template contains, all of a set at once; the set with the most markers
-/// wins, so a family whose format extends another's lists more of them.
+/// chat-template markers per family. A family without an entry (or without
+/// markers) is still found by its name. Markers are literal substrings of
+/// the family's chat template (special tokens, mostly), all of a set at
+/// once; the set with the most markers wins, then the longest in total, so
+/// a family whose format extends another's lists more of them (`qwen3.5`
+/// over `qwen3-coder`, `devstral` over `mistral-small-3.2`). Families with
+/// a chat template in the project's shared corpus are checked against it
+/// by `retort-tests`' round trip; the others' markers come from their
+/// response templates' delimiters, and families whose chat templates differ
+/// from a sibling's in no token this table can name (ERNIE 4.5, GLM-4.7,
+/// Nemotron-3, Step-3.5, Reka-Edge, Firefunction v2) have none.
 const KNOWN: &[Known] = &[
     Known {
         name: "apertus",
