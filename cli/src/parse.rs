@@ -312,7 +312,15 @@ impl<'t> Run<'t> {
         report.push('\n');
         report.push_str(&format!("  = kind: {}\n", kind_name(&e.kind)));
         let place = if e.offset >= self.prompt_kept {
-            format!("byte {} of the output", e.offset - self.prompt_kept)
+            let at = e.offset - self.prompt_kept;
+            match self.seen.get(..at) {
+                Some(before) => {
+                    let line = before.matches('\n').count() + 1;
+                    let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+                    format!("byte {at} of the output (line {line}, column {column})")
+                }
+                None => format!("byte {at} of the output"),
+            }
         } else {
             format!(
                 "byte {} of the prompt's tail after the start anchor",
