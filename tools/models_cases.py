@@ -35,8 +35,6 @@ NESTED = {
     "ratio": 0.25,
     "missing": None,
 }
-# What pythonic formats can carry: flat keyword arguments.
-FLAT = {"city": "São Paulo", "days": 2, "note": "rain, \"heavy\" at times"}
 
 TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {
@@ -58,16 +56,6 @@ def raw_value(v):
     """A parameter value as XML-style formats write it: strings bare,
     everything else as JSON."""
     return v if isinstance(v, str) else js(v)
-
-
-def py_value(v):
-    if isinstance(v, str):
-        return "'" + v.replace("\\", "\\\\").replace("'", "\\'") + "'"
-    if isinstance(v, bool):
-        return "True" if v else "False"
-    if v is None:
-        return "None"
-    return js(v)
 
 
 def gemma_value(v):
@@ -143,7 +131,8 @@ def harmony(calls):
 
 
 def pythonic(calls):
-    return "[" + ", ".join(f"{n}(" + ", ".join(f"{k}={py_value(v)}" for k, v in a.items()) + ")" for n, a, _ in calls) + "]"
+    # Values as the chat templates render them: JSON (`key={{ val | tojson }}`).
+    return "[" + ", ".join(f"{n}(" + ", ".join(f"{k}={js(v)}" for k, v in a.items()) + ")" for n, a, _ in calls) + "]"
 
 
 def gemma4(calls):
@@ -230,7 +219,12 @@ FORMATS = {
     "gpt-oss": dict(think=("<|channel|>analysis<|message|>", "<|end|><|start|>assistant"), calls=harmony,
                     wrap=("<|channel|>final<|message|>", ""), eot="<|return|>", after_call=True,
                     preamble=("<|channel|>commentary<|message|>", "<|end|><|start|>assistant"), sep=""),
-    "gemma-3": dict(think=None, calls=pythonic, eot="<end_of_turn>", flat=True, calls_alone=True),
+    "gemma-3": dict(think=None, calls=pythonic, eot="<end_of_turn>", calls_alone=True, extra=[
+        # Where pythonic calls go beyond what the template reads exactly
+        # (templates/README.md): Python literals, quotes, a call left open.
+        ("Python-style values", "[f(a='x, y', b=\"q\\\"r\", c=True, d=None, e=[1, 2], g={\"k\": \"v)\"}), g()]"),
+        ("a call list left open", "[f(a=1"),
+    ]),
     "gemma4": dict(think=("<|channel>thought\n", "<channel|>"), calls=gemma4, eot="<turn|>"),
     "llama-3.1": dict(think=None, calls=llama, eot="<|eot_id|>", calls_alone=True),
     "mistral-nemo": dict(think=None, calls=lambda c: "[TOOL_CALLS]" + json_list(c, True), eot="</s>", ids=lambda k, n, i: i),
@@ -264,7 +258,9 @@ FORMATS = {
     "firefunction-v2": dict(think=None, calls=lambda c: " functools" + json_list(c), eot="<|eot_id|>", calls_last=True),
     "step3": dict(think=("<think>\n", "\n</think>\n"), calls=step3, eot="<|EOT|>"),
     "step-3.5": dict(think=("<think>\n", "\n</think>\n"), calls=coder, eot="<|im_end|>"),
-    "lfm2": dict(think=THINK, calls=lambda c: "<|tool_call_start|>" + pythonic(c) + "<|tool_call_end|>", eot="<|im_end|>", flat=True),
+    "lfm2": dict(think=THINK, calls=lambda c: "<|tool_call_start|>" + pythonic(c) + "<|tool_call_end|>", eot="<|im_end|>", extra=[
+        ("Python-style values", "<|tool_call_start|>[f(a='it\\'s', c=False), g(x=\"a=b, c\")]<|tool_call_end|>"),
+    ]),
     "reka-edge": dict(think=("<think>\n", "\n</think>\n\n"), calls=hermes, eot="<sep>"),
     "gigachat3": dict(think=None, calls=gigachat, eot="", single=True, calls_last=True),
     "minicpm5": dict(think=("<think>\n", "</think>"), calls=minicpm, eot="<|im_end|>"),
@@ -291,9 +287,9 @@ def cases_for(model, fmt, rng):
     plain = prompts.get("plain", prompts[model["default"]])
     eot = fmt["eot"]
     calls = fmt["calls"]
-    one = [("get_weather", FLAT if fmt.get("flat") else SIMPLE, "Ab3dE6gH9")]
+    one = [("get_weather", SIMPLE, "Ab3dE6gH9")]
     two = one + [("search_docs", SECOND, "Zx8wV7uT6")]
-    nested = [("get_weather", FLAT if fmt.get("flat") else NESTED, "Nq2Rs4Tu6")]
+    nested = [("get_weather", NESTED, "Nq2Rs4Tu6")]
     if fmt.get("single"):
         two = one
     lead = fmt.get("lead", "")
@@ -342,6 +338,8 @@ def cases_for(model, fmt, rng):
     if fmt["think"]:
         text = lead + thought(fmt, REASONING)
         add("truncated inside the reasoning", plain, text[: len(text) // 2])
+    for what, text in fmt.get("extra", ()):
+        add(what, plain, text)
     cases = []
     for n, (what, prefix, text, tools, intent) in enumerate(out, 1):
         case = {"id": f"model/{name}/{n}", "what": what, "template": name, "prefix": prefix, "text": text,
