@@ -53,6 +53,7 @@ on stderr.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import os
@@ -62,8 +63,20 @@ import sys
 import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-from compare import merge_chunks, strict_equal  # noqa: E402
+
+
+def load_compare():
+    """tools/compare.py, loaded by path: its notion of equal runs and merged
+    chunks is the one `reference_streams_differ` must follow, and putting
+    tools/ on sys.path would let its directories shadow installed packages."""
+    spec = importlib.util.spec_from_file_location("retort_compare", os.path.join(os.path.dirname(HERE), "compare.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_compare = load_compare()
+merge_chunks, strict_equal = _compare.merge_chunks, _compare.strict_equal
 
 
 def pinned_version() -> str:
