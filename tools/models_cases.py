@@ -226,7 +226,10 @@ FORMATS = {
         ("a call list left open", "[f(a=1"),
     ]),
     "gemma4": dict(think=("<|channel>thought\n", "<channel|>"), calls=gemma4, eot="<turn|>"),
-    "llama-3.1": dict(think=None, calls=llama, eot="<|eot_id|>", calls_alone=True),
+    "llama-3.1": dict(think=None, calls=llama, eot="<|eot_id|>", calls_alone=True, extra=[
+        ("a JSON call after <|python_tag|>", '<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"}}<|eom_id|>'),
+        ("a built-in call (stays content)", '<|python_tag|>brave_search.call(query="Paris weather")<|eom_id|>'),
+    ]),
     "mistral-nemo": dict(think=None, calls=lambda c: "[TOOL_CALLS]" + json_list(c, True), eot="</s>", ids=lambda k, n, i: i),
     "mistral-small-3.2": dict(think=None, calls=lambda c: mistral_v11(c, True), eot="</s>", ids=lambda k, n, i: i),
     "devstral": dict(think=None, calls=lambda c: mistral_v11(c, False), eot="</s>"),
@@ -236,7 +239,9 @@ FORMATS = {
     "command-a": dict(think=("<|START_THINKING|>", "<|END_THINKING|>"), calls=cohere,
                       wrap=("<|START_RESPONSE|>", "<|END_RESPONSE|>"), eot="<|END_OF_TURN_TOKEN|>", ids=lambda k, n, i: str(k)),
     "granite-3.3": dict(think=THINK, calls=lambda c: "<|tool_call|>" + json_list(c), eot="<|end_of_text|>",
-                        wrap_after_think=("<response>", "</response>")),
+                        wrap_after_think=("<response>", "</response>"), extra=[
+        ("Granite 3.2's phrase markers", "Here is my thought process:\nThey ask about Paris.\nHere is my response:\nSunny.<|end_of_text|>"),
+    ]),
     "granite-4": dict(think=None, calls=hermes, eot="<|end_of_text|>"),
     "glm-4.5": dict(think=("<think>", "</think>\n"), calls=glm, eot="<|user|>", lead="\n"),
     "glm-4.7": dict(think=THINK, calls=lambda c: glm(c, compact=True), eot="<|user|>"),
