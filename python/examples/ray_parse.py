@@ -44,8 +44,10 @@ def parse_batch(batch, template: str):
     process per core."""
     texts = batch["text"].tolist()
     prefixes = batch["prefix"].tolist() if "prefix" in batch else ""
-    results = retort.parse_many(texts, template, prefixes=prefixes, threads=1, errors="return")
-    batch["message"] = [None if isinstance(r, Exception) else json.dumps(r, ensure_ascii=False) for r in results]
+    # The messages are stored as JSON text: retort writes it directly
+    # (`json.dumps`'s text), without building Python dicts first.
+    results = retort.parse_many(texts, template, prefixes=prefixes, threads=1, errors="return", output="json")
+    batch["message"] = [None if isinstance(r, Exception) else r for r in results]
     batch["error"] = [f"{type(r).__name__}: {r}" if isinstance(r, Exception) else None for r in results]
     return batch
 

@@ -569,7 +569,8 @@ fn parse_response<'py>(
 /// Parses every generation of `texts` on `threads` threads (all cores by
 /// default) with the GIL released; results come back in input order.
 #[pyfunction]
-#[pyo3(signature = (texts, response_template, *, prefixes=None, tools=None, threads=None, errors="raise"))]
+#[allow(clippy::too_many_arguments)] // Python's keyword arguments
+#[pyo3(signature = (texts, response_template, *, prefixes=None, tools=None, threads=None, errors="raise", output="dict"))]
 fn parse_many<'py>(
     py: Python<'py>,
     texts: &Bound<'py, PyAny>,
@@ -578,6 +579,7 @@ fn parse_many<'py>(
     tools: Option<&Bound<'py, PyAny>>,
     threads: Option<usize>,
     errors: &str,
+    output: &str,
 ) -> PyResult<Bound<'py, PyList>> {
     let return_errors = match errors {
         "raise" => false,
@@ -585,6 +587,15 @@ fn parse_many<'py>(
         other => {
             return Err(PyValueError::new_err(format!(
                 "errors must be \"raise\" or \"return\", got {other:?}"
+            )));
+        }
+    };
+    let as_json = match output {
+        "dict" => false,
+        "json" => true,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "output must be \"dict\" or \"json\", got {other:?}"
             )));
         }
     };
@@ -630,8 +641,17 @@ fn parse_many<'py>(
             &prefixes[i]
         }
     };
-    let results: Vec<Result<Map, ParseError>> = py.detach(|| {
-        let run = |i: usize| parse_one(&template, &texts[i], prefix_of(i), tools.as_ref());
+    let results: Vec<Result<Parsed, ParseError>> = py.detach(|| {
+        let run = |i: usize| {
+            let message = parse_one(&template, &texts[i], prefix_of(i), tools.as_ref())?;
+            // JSON text is written here, on the worker threads: building
+            // Python objects is the part of a batch that needs the GIL.
+            Ok(if as_json {
+                Parsed::Json(Value::Map(message).to_json_string())
+            } else {
+                Parsed::Dict(message)
+            })
+        };
         let n = texts.len();
         let threads = threads.min(n.div_ceil(BLOCK)).max(1);
         if threads == 1 {
@@ -640,7 +660,7 @@ fn parse_many<'py>(
         // Workers take blocks of consecutive texts from a shared counter,
         // so that a few long generations do not leave the others idle.
         let next = AtomicUsize::new(0);
-        let mut parts: Vec<Vec<(usize, Result<Map, ParseError>)>> = std::thread::scope(|s| {
+        let mut parts: Vec<Vec<(usize, Result<Parsed, ParseError>)>> = std::thread::scope(|s| {
             let workers: Vec<_> = (0..threads)
                 .map(|_| {
                     s.spawn(|| {
@@ -662,7 +682,7 @@ fn parse_many<'py>(
                 .map(|w| w.join().unwrap_or_default())
                 .collect()
         });
-        let mut slots: Vec<Option<Result<Map, ParseError>>> = (0..n).map(|_| None).collect();
+        let mut slots: Vec<Option<Result<Parsed, ParseError>>> = (0..n).map(|_| None).collect();
         for part in parts.iter_mut() {
             for (i, r) in part.drain(..) {
                 slots[i] = Some(r);
@@ -686,7 +706,8 @@ fn parse_many<'py>(
     let out = PyList::empty(py);
     for (i, r) in results.iter().enumerate() {
         match r {
-            Ok(message) => out.append(map_to_py(py, message)?)?,
+            Ok(Parsed::Dict(message)) => out.append(map_to_py(py, message)?)?,
+            Ok(Parsed::Json(text)) => out.append(PyString::new(py, text))?,
             Err(e) => {
                 let err = parse_error(py, e);
                 let err = with_attrs(py, err, &[("index", i.into_bound_py_any(py)?)]);
@@ -698,6 +719,13 @@ fn parse_many<'py>(
         }
     }
     Ok(out)
+}
+
+/// A message of `parse_many`: the reference's dict, or that dict as the
+/// text `json.dumps(message, ensure_ascii=False)` writes.
+enum Parsed {
+    Dict(Map),
+    Json(String),
 }
 
 /// Texts a worker takes at a time in `parse_many`.

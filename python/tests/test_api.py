@@ -54,6 +54,21 @@ def test_parse_many_equals_parse_response_in_input_order():
                 assert same(w, g), (cases[i]["id"], w, g)
                 if isinstance(g, Exception):
                     assert g.index == i
+        # JSON output: what json.dumps writes of the same messages.
+        texts = retort.parse_many(
+            [c["text"] for c in cases],
+            cases[0]["template"],
+            prefixes=[c["prefix"] for c in cases],
+            tools=cases[0].get("tools"),
+            errors="return",
+            output="json",
+        )
+        for i, (w, g) in enumerate(zip(want, texts)):
+            if isinstance(w, Exception):
+                assert same(w, g), (cases[i]["id"], w, g)
+            else:
+                assert g == json.dumps(w, ensure_ascii=False), cases[i]["id"]
+                assert strict_equal(json.loads(g), w), cases[i]["id"]
         checked += len(cases)
     assert checked > 100
 
@@ -82,6 +97,8 @@ def test_parse_many_checks_its_arguments():
         retort.parse_many(["x"], t, prefixes="", errors="ignore")
     with pytest.raises(ValueError):
         retort.parse_many(["x"], t, prefixes="", threads=0)
+    with pytest.raises(ValueError):
+        retort.parse_many(["x"], t, prefixes="", output="yaml")
     assert retort.parse_many([], t, prefixes="") == []
 
 

@@ -13,7 +13,8 @@ the bundled ones. Modes:
 - ``stream4``: ``ResponseParser`` fed 4 characters at a time, then finalized;
 - ``parse_many``: N chat-sized generations (10,000 by default): the
   reference's ``parse_response`` in a loop against ``retort.parse_many`` on
-  every core (and, for reference, retort's ``parse_response`` in a loop).
+  every core, returning dicts and (``output="json"``) JSON text (and, for
+  comparison, retort's ``parse_response`` in a loop).
 
 Each timing is the best of several runs; before timing, retort's message
 must equal the reference's (types included).
@@ -206,9 +207,12 @@ def main(argv: list[str] | None = None) -> int:
     ref = best_time(lambda: [ref_parse(t, spec, prefix=SMOL_PROMPT) for t in texts], 0, min_runs=1)
     loop = best_time(lambda: [retort.parse_response(t, spec, prefix=SMOL_PROMPT) for t in texts], args.budget)
     many = best_time(lambda: retort.parse_many(texts, spec, prefixes=SMOL_PROMPT), args.budget)
+    many_json = best_time(lambda: retort.parse_many(texts, spec, prefixes=SMOL_PROMPT, output="json"), args.budget)
     cores = os.cpu_count() or 1
     row(f"{args.many} x chat-smollm3", "parse_response loop", size, ref, loop, "retort on one thread")
     row(f"{args.many} x chat-smollm3", f"parse_many ({cores} cores)", size, ref, many, "reference: its loop")
+    row(f"{args.many} x chat-smollm3", f"parse_many json ({cores} c.)", size, ref, many_json,
+        "retort returns JSON text; the reference's loop builds dicts")
 
     if not args.json:
         print(f"retort {'' if args.workloads is None else f'({args.workloads}) '}vs transformers 5.23.0, "

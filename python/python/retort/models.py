@@ -27,9 +27,11 @@ class Model:
         """``ResponseParser(<this template>, prefix, tools=...)``."""
         return ResponseParser(self.template, prefix, tools=tools)
 
-    def parse_many(self, texts, *, prefixes=None, tools=None, threads=None, errors="raise") -> list:
+    def parse_many(self, texts, *, prefixes=None, tools=None, threads=None, errors="raise", output="dict") -> list:
         """``retort.parse_many(texts, <this template>, ...)``."""
-        return parse_many(texts, self.template, prefixes=prefixes, tools=tools, threads=threads, errors=errors)
+        return parse_many(
+            texts, self.template, prefixes=prefixes, tools=tools, threads=threads, errors=errors, output=output
+        )
 
     def __repr__(self) -> str:
         return f"<retort model {self.name!r}>"
