@@ -357,9 +357,10 @@ pub fn explain(display: &str, t: &Template) -> String {
 
     out.push_str("\nWhat a stream holds back at the end of a chunk\n");
     out.push_str(
-        "  Text is released (as region_chunk) as soon as no watched delimiter can begin\n  \
-         in it; a delimiter is committed only once no later text could change which\n  \
-         match wins. The rest is held until the next chunk or the end of the output:\n",
+        "  Text goes to the current region (as region_chunk) as soon as no watched\n  \
+         delimiter can begin in it; a delimiter is committed only once no later text\n  \
+         could change which match wins. The rest is held until the next chunk or the\n  \
+         end of the output decides it:\n",
     );
     for s in &d.states {
         explain_state(&mut out, &d, s);
@@ -610,7 +611,7 @@ fn explain_state(out: &mut String, d: &Description, s: &StateInfo) {
     };
     let _ = writeln!(
         out,
-        "  {place} ({how}), a chunk's end is held when it could begin:"
+        "  {place} ({how}), the end of a chunk is held while it could be the start of:"
     );
     for w in &s.watched {
         let f = &d.fields[w.field];
