@@ -199,3 +199,44 @@ fn configs_that_name_nothing_say_why() {
         registry::from_tokenizer_config(r#"{"response_template": {"fields": 3}}"#).unwrap_err();
     assert!(matches!(broken, RegistryError::Template(_)), "{broken:?}");
 }
+
+#[test]
+fn every_family_is_found_by_its_name_and_a_repo_pattern() {
+    for family in registry::families() {
+        assert_eq!(
+            registry::resolve(family.name()).unwrap().name(),
+            family.name()
+        );
+        assert!(
+            !family.repo_patterns().is_empty(),
+            "{}: no Hugging Face repo-id pattern in the registry's table",
+            family.name()
+        );
+        // A repo named by the pattern itself (`*` as nothing) resolves to
+        // the family: no other family's pattern is as specific.
+        for pattern in family.repo_patterns() {
+            let repo = pattern.replace('*', "");
+            let repo = if repo.starts_with('/') {
+                format!("org{repo}")
+            } else {
+                repo
+            };
+            let found = registry::from_repo_id(&repo).unwrap_or_else(|e| panic!("{repo}: {e}"));
+            assert_eq!(found.name(), family.name(), "{repo} (pattern {pattern})");
+        }
+    }
+}
+
+#[test]
+fn each_marker_set_recognises_its_own_family() {
+    // A chat template holding exactly a family's markers is that family's,
+    // not a sibling's whose markers are a subset.
+    for family in registry::families() {
+        for set in family.chat_template_markers() {
+            let text = set.join(" ");
+            let found =
+                registry::from_chat_template(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(found.name(), family.name(), "{set:?}");
+        }
+    }
+}
