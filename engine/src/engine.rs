@@ -1007,10 +1007,17 @@ impl<'t> Parser<'t> {
                     ValueSlot::Aside(self.values.len() - 1)
                 }
                 Some(other) => {
-                    let message = format!(
-                        "can only concatenate str (not \"{}\") to str in field '{name}'",
-                        other.type_name()
-                    );
+                    // The reference evaluates `previous + join + value`, so
+                    // Python's message names the previous value's type.
+                    let message = match other {
+                        Value::List(_) => {
+                            "TypeError: can only concatenate list (not \"str\") to list".to_owned()
+                        }
+                        _ => format!(
+                            "TypeError: unsupported operand type(s) for +: '{}' and 'str'",
+                            other.type_name()
+                        ),
+                    };
                     return Err(self.field_error(name, message));
                 }
             }
@@ -1351,5 +1358,43 @@ mod tests {
         };
         assert_eq!(err.kind, ParseErrorKind::NoProgress);
         assert_eq!(err.offset, 1);
+    }
+
+    #[test]
+    fn join_onto_a_non_string_default_words_pythons_type_error() {
+        // The reference evaluates `previous + join + value`; the messages
+        // are what Python says for each type of `previous`.
+        for (default, message) in [
+            (
+                r#"["x"]"#,
+                r#"TypeError: can only concatenate list (not "str") to list"#,
+            ),
+            (
+                "3",
+                "TypeError: unsupported operand type(s) for +: 'int' and 'str'",
+            ),
+            (
+                r#"{"a": 1}"#,
+                "TypeError: unsupported operand type(s) for +: 'dict' and 'str'",
+            ),
+        ] {
+            let t = Template::from_json(&format!(
+                r#"{{"defaults": {{"c": {default}}}, "start_anchor": "<s>",
+                    "fields": {{"c": {{"open": "<c>", "close": "</c>", "repeats": true, "join": "-"}}}}}}"#
+            ))
+            .expect("valid template");
+            let mut p = t.parser("").expect("parser");
+            let fed = p.feed("<c>hi</c>").map(|_| ());
+            let err = match fed {
+                Err(e) => e,
+                Ok(()) => p
+                    .finalize()
+                    .map(|_| ())
+                    .expect_err("join onto a non-string"),
+            };
+            assert_eq!(err.kind, ParseErrorKind::Field);
+            assert_eq!(err.field.as_deref(), Some("c"));
+            assert_eq!(err.message, message);
+        }
     }
 }

@@ -236,7 +236,6 @@ fn classify(e: &ParseError) -> (&'static str, &str) {
             // Messages the engine words without a class are those of
             // Python's own operations in the reference's `_close_current`.
             None if message.contains("object has no attribute") => ("AttributeError", message),
-            None if message.starts_with("can only concatenate") => ("TypeError", message),
             None => ("ValueError", message),
         },
         ParseErrorKind::InvalidUtf8 => ("ValueError", message),
@@ -246,23 +245,8 @@ fn classify(e: &ParseError) -> (&'static str, &str) {
     }
 }
 
-/// Python's message for `previous + join` in the reference's `join`
-/// handling, when the field's previous value (a default) is not a string.
-/// The engine words this one as `can only concatenate str (not "T") to str
-/// in field 'f'`, which is not what Python says for `T + str`.
-fn join_type_error(message: &str) -> Option<String> {
-    let rest = message.strip_prefix("can only concatenate str (not \"")?;
-    let (ty, _) = rest.split_once('"')?;
-    Some(match ty {
-        "list" => "can only concatenate list (not \"str\") to list".to_owned(),
-        _ => format!("unsupported operand type(s) for +: '{ty}' and 'str'"),
-    })
-}
-
 fn parse_error(py: Python<'_>, e: &ParseError) -> PyErr {
     let (class, message) = classify(e);
-    let rewritten = join_type_error(message);
-    let message = rewritten.as_deref().unwrap_or(message);
     let err = match class {
         "ValueError" => PyValueError::new_err(message.to_owned()),
         "TypeError" => PyTypeError::new_err(message.to_owned()),
