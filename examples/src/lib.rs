@@ -171,9 +171,11 @@ pub struct Summary {
     pub bytes: usize,
     /// Pieces fed.
     pub pieces: usize,
-    /// Time spent inside the parser: construction (the prompt), every
-    /// `feed` and `finalize`.
+    /// Time spent inside the parser's `feed` and `finalize` calls.
     pub parse_time: Duration,
+    /// Time it took to make the parser (which reads the prompt; the first
+    /// compiled parser of a process also puts its template together).
+    pub setup_time: Duration,
     /// Time from making the parser to the end of the output.
     pub wall_time: Duration,
 }
@@ -231,7 +233,8 @@ impl Session for kimi_k2::Parser {
             screen.event(event)?;
         }
         // `kimi_k2::Message` is a struct with one typed field per key; serde
-        // writes it as the reference's dict.
+        // writes the reference's dict with its keys in the struct's order
+        // (the reference orders them by when each was first written).
         let json = serde_json::to_string_pretty(&message).map_err(io::Error::from)?;
         Ok((Box::new(message), json))
     }
@@ -320,7 +323,6 @@ pub fn run(options: &Options, out: &mut dyn Write, color: bool) -> Result<Summar
         None => "token-like pieces".to_owned(),
     };
 
-    let mut clock = Duration::ZERO;
     match &options.template {
         None => {
             let mut screen = Screen::new(
@@ -344,12 +346,12 @@ pub fn run(options: &Options, out: &mut dyn Write, color: bool) -> Result<Summar
             ))?;
             let wall = Instant::now();
             let mut parser = kimi_k2::Parser::new(&prefix)?;
-            clock += wall.elapsed();
+            let setup = wall.elapsed();
             replay(
                 &mut parser,
                 &pieces,
                 delay,
-                (clock, wall),
+                (setup, wall),
                 screen,
                 "kimi_k2::Message",
             )
@@ -375,12 +377,12 @@ pub fn run(options: &Options, out: &mut dyn Write, color: bool) -> Result<Summar
             ))?;
             let wall = Instant::now();
             let mut parser = template.parser(&prefix)?;
-            clock += wall.elapsed();
+            let setup = wall.elapsed();
             replay(
                 &mut parser,
                 &pieces,
                 delay,
-                (clock, wall),
+                (setup, wall),
                 screen,
                 "retort::Map",
             )
@@ -396,16 +398,17 @@ fn bundled_question(prompt: &str) -> Option<&str> {
 }
 
 /// Feeds `pieces` one by one, showing the events, then the message and the
-/// timing line. `clock` is the parse time so far and when the wall clock
-/// started (both include making the parser).
+/// timing line. `setup` is the time it took to make the parser (which
+/// reads the prompt), `wall` when the wall clock started.
 fn replay(
     session: &mut dyn Session,
     pieces: &[&str],
     delay: Duration,
-    (mut clock, wall): (Duration, Instant),
+    (setup, wall): (Duration, Instant),
     mut screen: Screen<'_>,
     message_type: &str,
 ) -> Result<Summary, DemoError> {
+    let mut clock = Duration::ZERO;
     for event in session.initial_events() {
         screen.event(event.as_event())?;
     }
@@ -427,10 +430,12 @@ fn replay(
     screen.line(
         screen::DIM,
         &format!(
-            "parse {} (new + feed + finalize) · wall {} · {bytes} bytes, {} pieces",
+            "parse {} in feed + finalize (+ {} new) · wall {} · {bytes} bytes, {} piece{}",
             human(clock),
+            human(setup),
             human(wall_time),
             pieces.len(),
+            if pieces.len() == 1 { "" } else { "s" },
         ),
     )?;
     screen.flush()?;
@@ -440,6 +445,7 @@ fn replay(
         bytes,
         pieces: pieces.len(),
         parse_time: clock,
+        setup_time: setup,
         wall_time,
     })
 }
