@@ -1,10 +1,11 @@
 """Writes the reference's message for each bundled generation.
 
-Run with the reference's python (transformers 5.23.0):
+Run with the reference's python (transformers 5.23.0), from the
+repository's root:
 
-    "$(bash ../shared/reference/setup.sh)" examples/data/reference.py
+    "$(tools/reference/setup.sh)" examples/data/reference.py
 
-(or `../shared/reference/setup.sh`). For every `NAME.txt` here it parses the
+(`../shared/reference/setup.sh` makes an equivalent venv). For every `NAME.txt` here it parses the
 generation with `templates/NAME.json`, after the prompt `NAME.prompt.txt`,
 and writes `NAME.expected.json`, which `examples/tests/stream.rs` checks the
 demo against.
