@@ -522,10 +522,20 @@ pub fn resolve(query: &str) -> Result<&'static Family, RegistryError> {
 }
 
 /// The family of a Hugging Face repo id (`"Qwen/Qwen3-8B"`,
-/// `"https://huggingface.co/openai/gpt-oss-20b"`): the family with the
-/// pattern that matches with the most literal characters.
+/// `"https://huggingface.co/openai/gpt-oss-20b"`, or the bare name
+/// `"Qwen3-8B"`): the family with the pattern that matches with the most
+/// literal characters.
 pub fn from_repo_id(repo: &str) -> Result<&'static Family, RegistryError> {
     let id = repo_id(repo);
+    // A bare model name (`Qwen3-8B`) matches the patterns' `*/` part as an
+    // empty organisation.
+    let owned;
+    let id = if id.contains('/') {
+        id
+    } else {
+        owned = format!("/{id}");
+        owned.as_str()
+    };
     let mut best: Vec<(&'static Family, usize)> = Vec::new();
     for family in families() {
         let score = family

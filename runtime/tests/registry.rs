@@ -45,6 +45,8 @@ fn hugging_face_repo_ids_resolve_to_their_family() {
             "mistral-small-3.2",
         ),
         ("meta-llama/Llama-3.3-70B-Instruct", "llama-3.1"),
+        // A bare model name.
+        ("gpt-oss-120b", "gpt-oss"),
     ] {
         let found = registry::resolve(repo).unwrap_or_else(|e| panic!("{repo}: {e}"));
         assert_eq!(found.name(), family, "{repo}");
