@@ -5,10 +5,10 @@ repository's root:
 
     "$(tools/reference/setup.sh)" examples/data/reference.py
 
-(`../shared/reference/setup.sh` makes an equivalent venv). For every `NAME.txt` here it parses the
-generation with `templates/NAME.json`, after the prompt `NAME.prompt.txt`,
-and writes `NAME.expected.json`, which `examples/tests/stream.rs` checks the
-demo against.
+(`../shared/reference/setup.sh` makes an equivalent venv). For every
+`NAME.txt` here it parses the generation with `templates/NAME.json`, after
+the prompt `NAME.prompt.txt`, and writes `NAME.expected.json`, which
+`examples/tests/stream.rs` checks the demo against.
 """
 
 import json
