@@ -294,7 +294,13 @@ impl<'t> Run<'t> {
                 "field".into(),
                 e.field.clone().map_or(Value::Null, Value::Str),
             );
-            err.insert("offset".into(), Value::Int(e.offset as i64));
+            // Offsets count in the output, as on stderr; an error in the
+            // prompt has none there.
+            let offset = e
+                .offset
+                .checked_sub(self.prompt_kept)
+                .map_or(Value::Null, |at| Value::Int(at as i64));
+            err.insert("offset".into(), offset);
             err.insert("raw".into(), Value::Str(e.raw.clone()));
             err.insert("message".into(), Value::Str(e.message.clone()));
             let line = format!(

@@ -393,6 +393,11 @@ fn parse_reports_bad_output_with_field_offset_and_text() {
     let error = last["error"].as_map().unwrap();
     assert_eq!(error["field"], Value::Str("tool_calls".into()));
     assert_eq!(error["kind"], Value::Str("field".into()));
+    assert_eq!(
+        error["offset"],
+        Value::Int(at as i64),
+        "counted in the output"
+    );
     let chunks: String = lines
         .iter()
         .filter_map(|l| {
