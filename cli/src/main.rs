@@ -39,6 +39,7 @@ const TEMPLATE_ARG: &str = "A template file (a bare response template or a \
     after_help = "Examples:\n  \
         retort check templates/qwen3.json\n  \
         printf '<think>hm</think>Hi!<|im_end|>' | retort parse qwen3\n  \
+        retort parse -t qwen3 output.txt\n  \
         retort explain qwen3\n\n\
         Exit codes: 0 success, 1 bad template or bad model output, 2 usage or I/O error."
 )]
@@ -70,6 +71,7 @@ enum Command {
     /// --stream the events as JSON lines as they happen.
     #[command(after_help = "Examples:\n  \
         printf '<think>hm</think>Hi!<|im_end|>' | retort parse qwen3\n  \
+        retort parse -t qwen3 output.txt\n  \
         retort parse templates/smollm3.json output.txt --prefix-file prompt.txt\n  \
         retort parse qwen3 output.txt --stream --chunk 4\n  \
         retort parse qwen3 output.txt --tools tools.json\n\n\
@@ -83,10 +85,14 @@ enum Command {
         text of the region, and what was parsed before it.\n\n\
         Exit codes: 0 parsed, 1 bad template or bad model output, 2 usage or I/O error.")]
     Parse {
-        #[arg(help = TEMPLATE_ARG)]
-        template: String,
-        /// The model's output (default: standard input).
-        input: Option<PathBuf>,
+        /// The template, when given as an option; then the only positional
+        /// argument is the input.
+        #[arg(short = 't', long = "template", value_name = "TEMPLATE")]
+        template_opt: Option<String>,
+        /// TEMPLATE (unless given with -t) and then the model's output file
+        /// (default: standard input).
+        #[arg(value_names = ["TEMPLATE", "INPUT"], num_args = 0..=2)]
+        positional: Vec<String>,
         /// Print events as JSON lines as they happen, then the message.
         #[arg(long)]
         stream: bool,
@@ -156,22 +162,25 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Check { template, verbose } => check(&template, verbose),
         Command::Parse {
-            template,
-            input,
+            template_opt,
+            positional,
             stream,
             chunk,
             prefix,
             prefix_file,
             tools,
-        } => parse::run(parse::Options {
-            template,
-            input,
-            stream,
-            chunk: chunk.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
-            prefix,
-            prefix_file,
-            tools,
-        }),
+        } => match parse_operands(template_opt, positional) {
+            Ok((template, input)) => parse::run(parse::Options {
+                template,
+                input,
+                stream,
+                chunk: chunk.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+                prefix,
+                prefix_file,
+                tools,
+            }),
+            Err(e) => e.exit(),
+        },
         Command::Gen {
             template,
             out,
@@ -307,4 +316,34 @@ pub fn json(v: &Value) -> String {
     let mut s = String::new();
     v.write_json(&mut s, NonFinite::Python);
     s
+}
+
+/// `parse`'s operands: the template comes from `-t` or is the first
+/// positional argument (both forms are documented); the input follows.
+fn parse_operands(
+    template_opt: Option<String>,
+    mut positional: Vec<String>,
+) -> Result<(String, Option<PathBuf>), clap::Error> {
+    use clap::CommandFactory;
+    let usage = |message: &str| {
+        let mut cmd = Cli::command();
+        let sub = cmd.find_subcommand_mut("parse").map(|c| c.clone());
+        sub.unwrap_or(cmd)
+            .bin_name("retort parse")
+            .error(clap::error::ErrorKind::WrongNumberOfValues, message)
+    };
+    match template_opt {
+        Some(template) => match positional.len() {
+            0 => Ok((template, None)),
+            1 => Ok((template, positional.pop().map(PathBuf::from))),
+            _ => Err(usage("with -t, give at most one INPUT")),
+        },
+        None => {
+            if positional.is_empty() {
+                return Err(usage("a TEMPLATE is required (positionally or with -t)"));
+            }
+            let template = positional.remove(0);
+            Ok((template, positional.pop().map(PathBuf::from)))
+        }
+    }
 }

@@ -240,16 +240,33 @@ fn parse_prints_the_message_for_file_and_stdin_input() {
     let (_d, input) = scratch("out.txt", SAMPLE);
     let from_file = retort(&["parse", "qwen3", &input], b"");
     let from_stdin = retort(&["parse", &qwen3_path()], SAMPLE.as_bytes());
-    for o in [&from_file, &from_stdin] {
+    // `-t TEMPLATE [INPUT]` is the same command.
+    let with_option = retort(&["parse", "-t", "qwen3", &input], b"");
+    for o in [&from_file, &from_stdin, &with_option] {
         assert_eq!(o.status.code(), Some(0), "{}", err(o));
         assert_eq!(out(o).lines().count(), 1, "one line: {}", out(o));
     }
     assert_eq!(out(&from_file), out(&from_stdin));
+    assert_eq!(out(&from_file), out(&with_option));
     // The library's own parse is the ground truth here.
     let t = retort::Template::from_json(&std::fs::read_to_string(qwen3_path()).unwrap()).unwrap();
     let want = t.parse(SAMPLE, "").unwrap();
     let got = json_loads(out(&from_file).trim()).unwrap();
     assert_eq!(got, Value::Map(want));
+}
+
+#[test]
+fn parse_needs_one_template_and_at_most_one_input() {
+    let none = retort(&["parse"], b"");
+    assert_eq!(none.status.code(), Some(2));
+    assert!(
+        err(&none).contains("a TEMPLATE is required"),
+        "{}",
+        err(&none)
+    );
+    let two = retort(&["parse", "-t", "qwen3", "a.txt", "b.txt"], b"");
+    assert_eq!(two.status.code(), Some(2));
+    assert!(err(&two).contains("at most one INPUT"), "{}", err(&two));
 }
 
 #[test]
