@@ -139,6 +139,13 @@ def main():
             m = c.get("expected", {}).get("whole", {}).get("message")
             if isinstance(m, dict) and reference_calls(m):
                 c["_file"] = os.path.basename(f)
+                if f.startswith(SHARED):
+                    c["template_dirs"] = [os.path.join(SHARED, "templates")]
+                elif c["_file"] == "models.jsonl":
+                    c["template_dirs"] = [os.path.join(ROOT, "templates")]
+                else:
+                    c["template_dirs"] = [os.path.join(ROOT, "tests", "conformance", "templates"),
+                                          os.path.join(ROOT, "templates")]
                 cases.append(c)
     dirs = [os.path.join(ROOT, "templates"), os.path.join(ROOT, "tests", "conformance", "templates"),
             os.path.join(SHARED, "templates")]
@@ -153,7 +160,7 @@ def main():
     if out.returncode != 0:
         sys.exit(f"retort-openai-chunks failed: {out.stderr}")
     results = [json.loads(l) for l in out.stdout.split("\n") if l.strip()]
-    failures, runs, templates, per_file, respelled = [], 0, set(), {}, set()
+    failures, runs, templates, per_file, respelled, rewrites = [], 0, set(), {}, set(), set()
     for case, res in zip(cases, results):
         cid = case["id"]
         if "error" in res:
@@ -164,10 +171,23 @@ def main():
         if isinstance(case["template"], str):
             templates.add((case["_file"], case["template"]))
         per_file[case["_file"]] = per_file.get(case["_file"], 0) + 1
-        first = None
+        firsts = {}
         for run in res["runs"]:
             runs += 1
-            where = f"{cid} ({run['pieces']} pieces)"
+            where = f"{cid} ({run['mode']}, {run['pieces']} pieces)"
+            if "error" in run:
+                # Streaming text as written can only fail where the model
+                # wrote a text field in more than one region (the reference
+                # keeps the last); exact mode never may.
+                whole = case["expected"]["whole"]
+                events = whole.get("initial_events", []) + whole.get("events", [])
+                rewritten = [f for f in ("content", "reasoning_content", "reasoning", "thinking", "tool_calls")
+                             if sum(1 for e in events if e.get("field") == f and e.get("type") == "region_close") > 1]
+                if run["mode"] == "stream" and "diverged" in run["error"] and rewritten:
+                    rewrites.add(cid)
+                else:
+                    failures.append(f"{where}: {run['error']}")
+                continue
             problem = check_shape(run["chunks"])
             if problem:
                 failures.append(f"{where}: {problem}")
@@ -186,8 +206,7 @@ def main():
             if extra.get("reasoning_content") != want.get("reasoning_content"):
                 failures.append(f"{where}: reasoning_content differs")
             calls = got.tool_calls or []
-            if first is None:
-                first = [c.function.arguments for c in calls]
+            first = firsts.setdefault(run["mode"], [c.function.arguments for c in calls])
             wcalls = want.get("tool_calls") or []
             if len(calls) != len(wcalls) or len(calls) != len(ref):
                 failures.append(f"{where}: {len(calls)} calls accumulated, {len(wcalls)} in the message, {len(ref)} in the reference's")
@@ -206,22 +225,24 @@ def main():
                     parsed = g.function.arguments
                 if not same(parsed, rargs):
                     failures.append(f"{where}: call {i} arguments mean {parsed!r}, the reference has {rargs!r}")
-    for f in failures[:40]:
-        print("FAIL", f)
     bad = {}
     for f in failures:
         bad.setdefault(f.split(":")[0].split(" ")[0], f)
+    for f in list(bad.values())[:60]:
+        print("FAIL", f)
     by_file = {}
     for c in cases:
         if c["id"] in bad:
             by_file[c["_file"]] = by_file.get(c["_file"], 0) + 1
     print("failing cases by file:", by_file)
+    print(f"{len(rewrites)} cases where the model wrote a text field twice: text mode 'stream' "
+          "ends in a Diverged error there (expected), 'exact' passes")
     print(f"{len(respelled)} cases whose streamed arguments keep a repeated key "
           "(json.loads gives the message's arguments; the non-streaming text has the key once)")
     print(f"openai {sys.modules['openai'].__version__}: {len(cases)} cases with tool calls "
           f"({', '.join(f'{k}: {v}' for k, v in sorted(per_file.items()))}), "
           f"{len(set(t for f, t in templates if f == 'models.jsonl'))} bundled templates, "
-          f"{runs} chunked streams accumulated, {len(failures)} failures, {time.time() - started:.1f}s")
+          f"{runs} chunked streams (2 text modes) accumulated, {len(failures)} failures, {time.time() - started:.1f}s")
     sys.exit(1 if failures else 0)
 
 

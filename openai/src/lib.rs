@@ -77,6 +77,23 @@ pub enum Reasoning {
     Omit,
 }
 
+/// When content and reasoning go out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TextMode {
+    /// As the model writes them (what chat servers do). The reference keeps
+    /// only the last region of a field that is not `repeats`: a model that
+    /// writes a field twice (two `<think>` blocks, text after a tool call
+    /// where content is the implicit field, two regions of a tool-call field
+    /// that does not `repeat`) ends in [`Error::Diverged`] if the last region
+    /// does not extend what was sent.
+    #[default]
+    Stream,
+    /// Once certain: the whole field when the message is complete. Tool
+    /// calls still stream when the tool-call field `repeats` (each region
+    /// appends); otherwise they too go out with the message.
+    Exact,
+}
+
 /// How tool-call ids are made when the model wrote none.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum IdStyle {
@@ -107,6 +124,8 @@ impl IdStyle {
 pub struct Options {
     /// Where reasoning goes.
     pub reasoning: Reasoning,
+    /// When content and reasoning go out.
+    pub text: TextMode,
     /// How missing tool-call ids are made.
     pub ids: IdStyle,
     /// The `tools` given to the parser (the same value): they decide which
@@ -124,6 +143,7 @@ impl Default for Options {
     fn default() -> Options {
         Options {
             reasoning: Reasoning::default(),
+            text: TextMode::default(),
             ids: IdStyle::Random,
             tools: None,
             completion_id: "chatcmpl-retort".into(),

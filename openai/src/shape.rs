@@ -37,6 +37,8 @@ pub(crate) struct CallShape {
     pub field: String,
     /// The region's content is a list of calls (`transform_each`).
     pub each: bool,
+    /// Each region appends (otherwise a later region replaces).
+    pub repeats: bool,
     /// The streaming JSON reader can follow the content.
     pub json: bool,
     pub name: Source,
@@ -125,6 +127,7 @@ fn call_shape(f: &FieldInfo) -> CallShape {
     let later = CallShape {
         field: f.name.clone(),
         each,
+        repeats: f.repeats,
         json: false,
         name: Source::Later,
         id: Source::Later,
@@ -147,6 +150,7 @@ fn call_shape(f: &FieldInfo) -> CallShape {
     CallShape {
         field: f.name.clone(),
         each,
+        repeats: f.repeats,
         json,
         name,
         id: source(t.get("id"), each, &[]),

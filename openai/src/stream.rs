@@ -160,7 +160,6 @@ pub struct Deltas {
     calls: Vec<Call>,
     opened: u32,
     region: Option<Region>,
-    ids: u64,
     pieces: Vec<Piece>,
 }
 
@@ -219,7 +218,6 @@ impl Deltas {
             calls: Vec::new(),
             opened: 0,
             region: None,
-            ids: 0,
             pieces: Vec::new(),
         })
     }
@@ -273,10 +271,11 @@ impl Deltas {
         if self.is_calls(field) {
             return self.call_event(event, out);
         }
+        let exact = self.options.text == crate::TextMode::Exact;
         let Some((state, reasoning)) = self.text_of(field) else {
             return Ok(());
         };
-        if !state.shape.streams {
+        if !state.shape.streams || exact {
             return Ok(());
         }
         let mut text = String::new();
@@ -322,6 +321,11 @@ impl Deltas {
     }
 
     fn call_event(&mut self, event: Event<'_>, out: &mut Vec<Delta>) -> Result<(), Error> {
+        if self.options.text == crate::TextMode::Exact && !self.shape().repeats {
+            // A later region would replace this one's calls: they are
+            // certain only in the message ([`Deltas::finish`]).
+            return Ok(());
+        }
         match event {
             Event::RegionOpen { .. } => {
                 let shape = self.shape();
@@ -471,9 +475,10 @@ impl Deltas {
         }
     }
 
+    /// An id for the call about to get the next index: numbered by that
+    /// index, as [`crate::message`] numbers calls.
     fn next_id(&mut self) -> String {
-        self.ids += 1;
-        self.options.ids.make(self.ids - 1)
+        self.options.ids.make(u64::from(self.opened))
     }
 
     /// Opens every call that can open, in order, and sends decided
@@ -486,8 +491,12 @@ impl Deltas {
         for i in 0..self.calls.len() {
             if self.calls[i].index.is_none() {
                 let c = &self.calls[i];
-                let ready = c.name.is_some() && (c.id.is_some() || !need_id) && !c.closed;
-                if !ready {
+                if c.closed {
+                    // Its region closed without it (no name in the value).
+                    continue;
+                }
+                if c.name.is_none() || (c.id.is_none() && need_id) {
+                    // Later calls wait: indices go out in order.
                     return;
                 }
                 let id = match self.calls[i].id.clone() {
@@ -577,13 +586,22 @@ impl Deltas {
                 )));
             }
         } else {
+            let id = match fin.id.clone().filter(|id| !id.is_empty()) {
+                Some(id) => id,
+                None => self.next_id(),
+            };
             let c = &mut self.calls[i];
             c.name = Some(fin.name.clone());
-            if c.id.is_none() {
-                c.id = fin.id.clone().filter(|id| !id.is_empty());
-            }
-            // Earlier calls are open (regions close in order), so this opens.
+            c.id.get_or_insert(id);
+            // Earlier calls are open or closed (regions close in order), so
+            // this one opens.
             self.send(out);
+            if self.calls[i].index.is_none() {
+                return Err(Error::Diverged(format!(
+                    "tool call {:?} could not open in order",
+                    fin.name
+                )));
+            }
         }
         let c = &self.calls[i];
         // The whole text the call's arguments get: the reader's, when it read

@@ -5,13 +5,15 @@
 //! up in the `--templates DIR` directories, or an inline template; `prefix`,
 //! `text`, optional `tools` and `chunkings`) and prints one line per case:
 //! `{"id", "message", "runs": [{"pieces": N, "chunks": [...]}, ...]}` with
-//! the non-streaming message and the chunks of each chunking (the whole
-//! text, pieces of 1, 3 and 7 characters, then the case's own chunkings),
-//! or `{"id", "error"}` when the case does not parse.
+//! the non-streaming message and, in both text modes (`stream`, `exact`),
+//! the chunks of each chunking (the whole text, pieces of 1, 3 and 7
+//! characters, then the case's own chunkings) or the stream's error; or
+//! `{"id", "error"}` when the case does not parse. A case may name its own
+//! `template_dirs`.
 
 use retort_engine::Template;
 use retort_engine::py::json_loads;
-use retort_openai::{ChunkStream, Options};
+use retort_openai::{ChunkStream, Options, TextMode};
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
@@ -65,6 +67,17 @@ fn one(line: &str, dirs: &[PathBuf]) -> serde_json::Value {
     };
     let id = case["id"].clone();
     let fail = |e: String| serde_json::json!({"id": id, "error": e});
+    let own_dirs: Vec<PathBuf>;
+    let dirs = match case["template_dirs"].as_array() {
+        Some(ds) => {
+            own_dirs = ds
+                .iter()
+                .filter_map(|d| d.as_str().map(PathBuf::from))
+                .collect();
+            &own_dirs[..]
+        }
+        None => dirs,
+    };
     let template = match template_of(&case, dirs) {
         Ok(t) => t,
         Err(e) => return fail(e),
@@ -108,10 +121,20 @@ fn one(line: &str, dirs: &[PathBuf]) -> serde_json::Value {
         }
     }
     let mut runs = Vec::new();
-    for pieces in &chunkings {
-        match run(&template, &case, pieces, &options) {
-            Ok(chunks) => runs.push(serde_json::json!({"pieces": pieces.len(), "chunks": chunks})),
-            Err(e) => return fail(format!("{} pieces: {e}", pieces.len())),
+    for (mode, text_mode) in [("stream", TextMode::Stream), ("exact", TextMode::Exact)] {
+        let options = Options {
+            text: text_mode,
+            ..options.clone()
+        };
+        for pieces in &chunkings {
+            match run(&template, &case, pieces, &options) {
+                Ok(chunks) => runs.push(
+                    serde_json::json!({"mode": mode, "pieces": pieces.len(), "chunks": chunks}),
+                ),
+                Err(e) => {
+                    runs.push(serde_json::json!({"mode": mode, "pieces": pieces.len(), "error": e}))
+                }
+            }
         }
     }
     serde_json::json!({"id": id, "message": message, "runs": runs})
