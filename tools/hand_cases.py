@@ -72,6 +72,11 @@ CASES = [
     # `$` matches before a final newline, `\Z` only at the very end.
     ("dollar-before-final-newline", t({"c": {"close_pattern": "$"}, "o": {"open": "<o>", "close": "</o>"}}), "", "text\n"),
     ("backreference-in-tag-pattern", t({"x": {"open": "<x>", "close": "</x>", "content": "xml-inline", "content_args": {"tag_pattern": r"<(?P<key>\w+)>\s*(?P<value>.*?)\s*</(?P=key)>", "merge_duplicates": True}}}), "", "<x><a>1</a><b> 2 </b><a>3</a></x>"),
+    # At the end of the stream the reference never commits a match that
+    # starts at the very end of the text (zero-width there): it is no
+    # earlier than the hold point, which is the text's end.
+    ("zero-width-at-end-of-empty-text", t({"r": {"open_pattern": "^x?", "close": "!"}, "c": {}}), "", ""),
+    ("zero-width-at-end-after-text", t({"r": {"open_pattern": r"\Z", "close": "!"}, "c": {}}), "", "abc"),
 ]
 
 TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"properties": {"a": {"type": "number"}, "s": {"type": "integer"}}}}}]

@@ -789,7 +789,10 @@ impl StreamScan {
                 None => Decision::Hold(self.lit_hold.unwrap_or(len)),
             });
         }
-        let mut hold = if eos { usize::MAX } else { len };
+        // At the end of the stream nothing is pending, but the reference's
+        // hold point stays at the text's end: a match starting there (a
+        // zero-width one) is never committed.
+        let mut hold = len;
         // Backtracking delimiters: settle starts in order until one matches
         // or one depends on text not yet seen.
         for (k, w) in ws.entries.iter().enumerate() {
