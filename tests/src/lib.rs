@@ -1,6 +1,8 @@
 //! Shared helpers of retort's workspace tests: where the vectors and
 //! templates live, and how to run a case file.
 
+pub mod fuzz_checks;
+
 use retort::Value;
 use retort::conformance::{compare, run_case};
 use std::path::{Path, PathBuf};
