@@ -22,7 +22,6 @@
 
 #![warn(missing_docs)]
 
-pub mod openers;
 pub mod pieces;
 pub mod screen;
 
@@ -35,12 +34,12 @@ use std::time::{Duration, Instant};
 use clap::Parser as _;
 use retort::{AssistantMessage, OwnedEvent, ParseError, Template, ToolCall, Value};
 
-use crate::openers::Openers;
+use crate::screen::OpenCaptures;
 use crate::screen::Screen;
 
 retort::response_template!("../templates/kimi-k2.json"); // -> mod kimi_k2
 
-/// The bundled template's JSON (for the tool-call openers, see [`openers`]).
+/// The bundled template's JSON.
 pub const BUNDLED_TEMPLATE: &str = include_str!("../../templates/kimi-k2.json");
 /// The prompt the bundled generation answers, ending with Kimi-K2's
 /// generation prompt `<|im_assistant|>assistant<|im_middle|>`.
@@ -185,6 +184,8 @@ pub struct Summary {
 trait Session {
     /// The events the prompt produced.
     fn initial_events(&self) -> &[OwnedEvent];
+    /// What the delimiter of the region open now captured.
+    fn open_captures(&self) -> Option<OpenCaptures>;
     /// Feeds one piece.
     fn feed_piece(
         &mut self,
@@ -205,6 +206,10 @@ impl Session for kimi_k2::Parser {
         kimi_k2::Parser::initial_events(self)
     }
 
+    fn open_captures(&self) -> Option<OpenCaptures> {
+        OpenCaptures::of(self.engine().open_region())
+    }
+
     fn feed_piece(
         &mut self,
         piece: &str,
@@ -214,10 +219,11 @@ impl Session for kimi_k2::Parser {
         let start = Instant::now();
         let events = self.feed(piece)?;
         *clock += start.elapsed();
-        // Typed events: the field is `kimi_k2::Field`.
-        for event in events.iter() {
-            screen.event(event)?;
-        }
+        // Owned copies (the events borrow the parser), so that the parser
+        // can then say what the open region's delimiter captured.
+        let events = events.untyped().to_vec();
+        let open = OpenCaptures::of(self.engine().open_region());
+        screen.events(&events, open.as_ref())?;
         Ok(())
     }
 
@@ -230,7 +236,7 @@ impl Session for kimi_k2::Parser {
         let (message, events) = self.finalize()?;
         *clock += start.elapsed();
         for event in events.iter() {
-            screen.event(event)?;
+            screen.event(event, &[])?;
         }
         // `kimi_k2::Message` is a struct with one typed field per key; serde
         // writes the reference's dict with its keys in the struct's order
@@ -245,6 +251,10 @@ impl Session for retort::Parser<'_> {
         retort::Parser::initial_events(self)
     }
 
+    fn open_captures(&self) -> Option<OpenCaptures> {
+        OpenCaptures::of(self.open_region())
+    }
+
     fn feed_piece(
         &mut self,
         piece: &str,
@@ -254,9 +264,9 @@ impl Session for retort::Parser<'_> {
         let start = Instant::now();
         let events = self.feed(piece)?;
         *clock += start.elapsed();
-        for event in events.iter() {
-            screen.event(event)?;
-        }
+        let events = events.to_vec();
+        let open = OpenCaptures::of(self.open_region());
+        screen.events(&events, open.as_ref())?;
         Ok(())
     }
 
@@ -269,7 +279,7 @@ impl Session for retort::Parser<'_> {
         let (message, events) = self.finalize()?;
         *clock += start.elapsed();
         for event in events.iter() {
-            screen.event(event)?;
+            screen.event(event, &[])?;
         }
         let json = serde_json::to_string_pretty(&message).map_err(io::Error::from)?;
         Ok((Box::new(message), json))
@@ -325,12 +335,7 @@ pub fn run(options: &Options, out: &mut dyn Write, color: bool) -> Result<Summar
 
     match &options.template {
         None => {
-            let mut screen = Screen::new(
-                out,
-                color,
-                width(options),
-                Openers::from_template_json(BUNDLED_TEMPLATE)?,
-            );
+            let mut screen = Screen::new(out, color, width(options));
             screen.header(
                 "retort · Kimi-K2 · templates/kimi-k2.json compiled by response_template!",
             )?;
@@ -360,12 +365,7 @@ pub fn run(options: &Options, out: &mut dyn Write, color: bool) -> Result<Summar
             let json = read(path)?;
             let template = Template::from_json(&json)
                 .map_err(|e| DemoError::Template(format!("{}: {e}", path.display())))?;
-            let mut screen = Screen::new(
-                out,
-                color,
-                width(options),
-                Openers::from_template_json(&json)?,
-            );
+            let mut screen = Screen::new(out, color, width(options));
             screen.header(&format!(
                 "retort · {} loaded at run time by Template::from_json",
                 path.display()
@@ -409,11 +409,8 @@ fn replay(
     message_type: &str,
 ) -> Result<Summary, DemoError> {
     let mut clock = Duration::ZERO;
-    for event in session.initial_events() {
-        screen.event(event.as_event())?;
-    }
+    screen.events(session.initial_events(), session.open_captures().as_ref())?;
     for piece in pieces {
-        screen.fed(piece);
         session.feed_piece(piece, &mut clock, &mut screen)?;
         screen.flush()?;
         if !delay.is_zero() {

@@ -4,9 +4,7 @@
 use std::io::{self, Write};
 
 use retort::typed::REASONING_KEYS;
-use retort::{Event, ToolCall, Value};
-
-use crate::openers::Openers;
+use retort::{Event, OwnedEvent, ToolCall, Value};
 
 // ANSI styles (SGR sequences).
 /// Back to the terminal's defaults.
@@ -112,12 +110,33 @@ pub struct Screen<'w> {
     blocks: usize,
     region: Option<Region>,
     tool_calls: usize,
-    openers: Openers,
+}
+
+/// The region a parser has open after a call and what its open delimiter
+/// captured (a tool call's name and id, in most formats): the parser's
+/// `open_region`, copied so the screen can use it while showing the
+/// events of that call.
+#[derive(Clone, Debug)]
+pub struct OpenCaptures {
+    /// The open region's field.
+    pub field: String,
+    /// The named groups of its open delimiter, in pattern order.
+    pub captures: Vec<(String, String)>,
+}
+
+impl OpenCaptures {
+    /// A copy of what `open_region` says.
+    pub fn of(region: Option<retort::engine::OpenRegion<'_>>) -> Option<OpenCaptures> {
+        region.map(|r| OpenCaptures {
+            field: r.field.to_owned(),
+            captures: r.captures.to_vec(),
+        })
+    }
 }
 
 impl<'w> Screen<'w> {
     /// A screen on `out`, `width` columns wide, with ANSI colours or not.
-    pub fn new(out: &'w mut dyn Write, color: bool, width: usize, openers: Openers) -> Self {
+    pub fn new(out: &'w mut dyn Write, color: bool, width: usize) -> Self {
         Screen {
             out,
             color,
@@ -126,7 +145,6 @@ impl<'w> Screen<'w> {
             blocks: 0,
             region: None,
             tool_calls: 0,
-            openers,
         }
     }
 
@@ -179,35 +197,59 @@ impl<'w> Screen<'w> {
         Ok(())
     }
 
-    /// Records a piece about to be fed to the parser (see [`Openers`]).
-    pub fn fed(&mut self, piece: &str) {
-        self.openers.fed(piece);
-    }
-
     /// Flushes the writer (after each piece, so the text appears as it
     /// streams).
     pub fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
     }
 
-    /// Shows one event.
-    pub fn event<F: AsRef<str>>(&mut self, event: Event<'_, F>) -> io::Result<()> {
+    /// Shows the events of one call. `open` is the region the parser has
+    /// open after the call: its captures belong to the call's last
+    /// `region_open` (a region that opened and closed within the call shows
+    /// its name at the close, with its value).
+    pub fn events(&mut self, events: &[OwnedEvent], open: Option<&OpenCaptures>) -> io::Result<()> {
+        let last_open = events
+            .iter()
+            .rposition(|e| matches!(e, OwnedEvent::RegionOpen { .. }));
+        for (i, event) in events.iter().enumerate() {
+            let captures = match (event, open) {
+                (OwnedEvent::RegionOpen { field }, Some(o))
+                    if Some(i) == last_open && *field == o.field =>
+                {
+                    o.captures.as_slice()
+                }
+                _ => &[],
+            };
+            self.event(event.as_event(), captures)?;
+        }
+        Ok(())
+    }
+
+    /// Shows one event; `captures` are its open delimiter's named groups
+    /// when it is a `region_open` whose captures are known.
+    pub fn event<F: AsRef<str>>(
+        &mut self,
+        event: Event<'_, F>,
+        captures: &[(String, String)],
+    ) -> io::Result<()> {
         match event {
-            Event::RegionOpen { field } => self.open(field.as_ref()),
+            Event::RegionOpen { field } => self.open(field.as_ref(), captures),
             Event::RegionChunk { field, text, .. } => {
-                self.openers.chunk(text);
                 if self.region.is_none() {
                     // The parser opens a region before its first chunk; this
                     // only keeps a chunk visible if that ever changes.
-                    self.open(field.as_ref())?;
+                    self.open(field.as_ref(), &[])?;
                 }
                 self.text(text)
             }
             Event::RegionClose { value, .. } => self.close(value),
+            // Other kinds (lenient mode's reports) are not produced by the
+            // strict parsers the demo runs.
+            _ => Ok(()),
         }
     }
 
-    fn open(&mut self, field: &str) -> io::Result<()> {
+    fn open(&mut self, field: &str, captures: &[(String, String)]) -> io::Result<()> {
         let kind = Kind::of(field);
         let mut region = Region {
             field: field.to_owned(),
@@ -221,7 +263,6 @@ impl<'w> Screen<'w> {
         };
         if kind == Kind::ToolCall {
             // A tool call is shown at once, with whatever its opener told.
-            let captures = self.openers.open(field);
             self.tool_calls += 1;
             self.start_block()?;
             let title = format!("▸ tool call {}", self.tool_calls);
