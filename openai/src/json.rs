@@ -559,10 +559,14 @@ mod tests {
             call: 1,
             id: "7".into()
         }));
-        assert!(out.contains(&Piece::Args {
-            call: 1,
-            text: "[1]".into()
-        }));
+        let args1: String = out
+            .iter()
+            .filter_map(|p| match p {
+                Piece::Args { call: 1, text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(args1, "[1]");
         for bad in [
             r#"[{"name": 'a'}]"#,
             r#"[1,]"#,

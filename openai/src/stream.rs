@@ -279,14 +279,18 @@ impl Deltas {
             return Ok(());
         }
         let mut text = String::new();
-        match event {
-            Event::RegionOpen { .. } => state.open(&mut text),
-            Event::RegionChunk {
-                text: t,
-                dirty: false,
-                ..
-            } => state.chunk(t, &mut text),
-            Event::RegionChunk { .. } | Event::RegionClose { .. } => {}
+        // `if let` rather than `match`: events this layer does not know
+        // (a region that ends without a value) leave the text as sent, and
+        // `finish` checks it against the message.
+        if let Event::RegionOpen { .. } = event {
+            state.open(&mut text);
+        } else if let Event::RegionChunk {
+            text: t,
+            dirty: false,
+            ..
+        } = event
+        {
+            state.chunk(t, &mut text);
         }
         self.push_text(reasoning, text, out);
         Ok(())
@@ -326,38 +330,40 @@ impl Deltas {
             // certain only in the message ([`Deltas::finish`]).
             return Ok(());
         }
-        match event {
-            Event::RegionOpen { .. } => {
-                let shape = self.shape();
-                let reader = shape.json.then(|| JsonReader::new(shape.targets()));
-                let each = shape.each;
-                self.region = Some(Region {
-                    reader,
-                    calls: Vec::new(),
-                });
-                if !each {
-                    self.new_call();
-                }
+        if let Event::RegionOpen { .. } = event {
+            let shape = self.shape();
+            let reader = shape.json.then(|| JsonReader::new(shape.targets()));
+            let each = shape.each;
+            self.region = Some(Region {
+                reader,
+                calls: Vec::new(),
+            });
+            if !each {
+                self.new_call();
             }
-            Event::RegionChunk { text, .. } => {
-                let mut pieces = std::mem::take(&mut self.pieces);
-                if let Some(reader) = self.region.as_mut().and_then(|r| r.reader.as_mut()) {
-                    reader.push(text, &mut pieces);
-                }
-                self.apply(&mut pieces, out);
-                self.pieces = pieces;
+        } else if let Event::RegionChunk { text, .. } = event {
+            let mut pieces = std::mem::take(&mut self.pieces);
+            if let Some(reader) = self.region.as_mut().and_then(|r| r.reader.as_mut()) {
+                reader.push(text, &mut pieces);
             }
-            Event::RegionClose { value, .. } => {
-                let mut pieces = std::mem::take(&mut self.pieces);
-                if let Some(reader) = self.region.as_mut().and_then(|r| r.reader.as_mut()) {
-                    reader.end(&mut pieces);
-                }
-                self.apply(&mut pieces, out);
-                self.pieces = pieces;
-                let region = self.region.take();
-                let mine = region.map(|r| r.calls).unwrap_or_default();
-                self.reconcile(&mine, &ToolCall::all_in(value), out)?;
+            self.apply(&mut pieces, out);
+            self.pieces = pieces;
+        } else {
+            // The region closed: with its value, or (any other event, e.g. a
+            // region the parser could not read) with no calls.
+            let finals = match event {
+                Event::RegionClose { value, .. } => ToolCall::all_in(value),
+                _ => Vec::new(),
+            };
+            let mut pieces = std::mem::take(&mut self.pieces);
+            if let Some(reader) = self.region.as_mut().and_then(|r| r.reader.as_mut()) {
+                reader.end(&mut pieces);
             }
+            self.apply(&mut pieces, out);
+            self.pieces = pieces;
+            let region = self.region.take();
+            let mine = region.map(|r| r.calls).unwrap_or_default();
+            self.reconcile(&mine, &finals, out)?;
         }
         Ok(())
     }
