@@ -63,6 +63,14 @@ pub fn events_value(events: &[OwnedEvent]) -> Value {
                     m.insert("value".into(), value);
                     Value::Map(m)
                 }
+                OwnedEvent::RegionMalformed { field, raw, error } => {
+                    let mut m = Map::new();
+                    m.insert("type".into(), s("region_malformed"));
+                    m.insert("field".into(), Value::Str(field));
+                    m.insert("raw".into(), Value::Str(raw));
+                    m.insert("error".into(), Value::Str(error));
+                    Value::Map(m)
+                }
             })
             .collect(),
     )

@@ -57,8 +57,18 @@ pub enum ParseErrorKind {
     /// Delimiters that match the empty string keep matching at one place
     /// (the reference would loop forever here).
     NoProgress,
-    /// The backtracking matcher gave up on a delimiter (step budget).
+    /// The backtracking matcher gave up on a delimiter: one attempt took
+    /// too many steps, or all attempts together exceeded the parser's
+    /// [`WorkBudget`](crate::WorkBudget).
     MatcherBudget,
+    /// A configured [`Limits`] bound was exceeded; `raw` holds the text
+    /// concerned, so nothing is lost.
+    Limit {
+        /// Which limit (the name of the [`Limits`] field).
+        name: &'static str,
+        /// Its value.
+        limit: usize,
+    },
     /// The message does not fit the types generated for the template (a bug
     /// in retort's type derivation); `raw` holds the whole message as JSON.
     Type(Box<crate::typed::Mismatch>),
@@ -99,6 +109,107 @@ impl std::fmt::Display for ParseError {
 
 impl std::error::Error for ParseError {}
 
+/// Bounds on what one parser holds (see `docs/limits.md`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Limits {
+    /// The most undecided text the parser may hold (text that may still
+    /// begin a delimiter), in bytes.
+    pub max_held: usize,
+    /// The most text one region may collect before it closes, in bytes.
+    pub max_region: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_held: 16 << 20,
+            max_region: 256 << 20,
+        }
+    }
+}
+
+impl Limits {
+    /// The same limits with another `max_held`.
+    pub fn with_max_held(mut self, bytes: usize) -> Limits {
+        self.max_held = bytes;
+        self
+    }
+
+    /// The same limits with another `max_region`.
+    pub fn with_max_region(mut self, bytes: usize) -> Limits {
+        self.max_region = bytes;
+        self
+    }
+
+    /// No limits (the default limits are generous; this is for callers that
+    /// bound their input elsewhere).
+    pub fn none() -> Limits {
+        Limits {
+            max_held: usize::MAX,
+            max_region: usize::MAX,
+        }
+    }
+}
+
+/// How a parser treats errors in the model's output and how much it may
+/// hold and compute.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ParserOptions {
+    /// Lenient mode: a region that gives no value is reported by an
+    /// [`Event::RegionMalformed`] (and kept in [`Parser::malformed`])
+    /// instead of ending the stream, missing required fields are reported
+    /// the same way at finalize, and a delimiter pattern that exceeds the
+    /// work budget turns the rest of the generation into text of the open
+    /// region. Valid output parses exactly as in strict mode.
+    pub lenient: bool,
+    /// The backtracking path's work budget.
+    pub budget: crate::WorkBudget,
+    /// Bounds on held text.
+    pub limits: Limits,
+}
+
+impl ParserOptions {
+    /// The default options (strict, default budget and limits).
+    pub fn new() -> ParserOptions {
+        ParserOptions::default()
+    }
+
+    /// The same options, lenient or strict.
+    pub fn lenient(mut self, on: bool) -> ParserOptions {
+        self.lenient = on;
+        self
+    }
+
+    /// The same options with another work budget.
+    pub fn budget(mut self, budget: crate::WorkBudget) -> ParserOptions {
+        self.budget = budget;
+        self
+    }
+
+    /// The same options with other limits.
+    pub fn limits(mut self, limits: Limits) -> ParserOptions {
+        self.limits = limits;
+        self
+    }
+}
+
+/// A region that gave no value (lenient mode), with its text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Malformed {
+    /// The field.
+    pub field: String,
+    /// Byte offset of the region's text in the parser's text (the truncated
+    /// prompt followed by the generation).
+    pub offset: usize,
+    /// The region's text as the model wrote it (empty for a missing
+    /// required field).
+    pub raw: String,
+    /// The error strict mode would have raised.
+    pub error: String,
+}
+
 /// An event as the parser records it: chunk text stays in the parser's text
 /// buffer until the next call.
 #[derive(Clone, Copy, Debug)]
@@ -112,6 +223,11 @@ enum RawEvent {
     Close {
         field: u16,
         value: ValueSlot,
+    },
+    /// `malformed[i]` (lenient mode).
+    Malformed {
+        field: u16,
+        index: usize,
     },
 }
 
@@ -236,12 +352,19 @@ pub struct Parser<'t> {
     initial: Vec<OwnedEvent>,
     /// A partial UTF-8 sequence left over by [`Parser::feed_bytes`].
     pending_utf8: Vec<u8>,
+    options: ParserOptions,
+    /// Lenient mode: the regions that gave no value, in order.
+    malformed: Vec<Malformed>,
+    /// Lenient mode: the work budget ran out; the rest is text of the open
+    /// region.
+    plain: bool,
 }
 
 /// The events of one call, borrowing from the parser.
 #[derive(Clone, Copy, Debug)]
 pub struct Events<'p> {
     raw: &'p [RawEvent],
+    malformed: &'p [Malformed],
     values: &'p [Value],
     output: &'p Map,
     /// The text the chunks of this call lie in, starting at absolute
@@ -286,6 +409,13 @@ impl<'p> Events<'p> {
                 field,
                 value: self.value(value),
             },
+            RawEvent::Malformed { field, index } => {
+                let (raw, error) = self
+                    .malformed
+                    .get(index)
+                    .map_or(("", ""), |m| (m.raw.as_str(), m.error.as_str()));
+                Event::RegionMalformed { field, raw, error }
+            }
         }
     }
 
@@ -425,20 +555,40 @@ impl Template {
     /// templates often write the start of the assistant message (an open
     /// `<think>`, say), and the parser must see it.
     pub fn parser(&self, prefix: &str) -> Result<Parser<'_>, ParseError> {
-        Parser::new(self, prefix, None)
+        Parser::new(self, prefix, None, ParserOptions::default())
     }
 
-    /// A parser that also casts tool-call arguments by the declared types of
-    /// `tools` (OpenAI-style tool definitions, as a JSON list).
-    pub fn parser_with_tools(&self, prefix: &str, tools: &Value) -> Result<Parser<'_>, ParseError> {
-        let schemas = ToolSchemas::from_tools(tools).map_err(|e| ParseError {
+    /// A parser with `options` (lenient mode, work budget, limits) and,
+    /// with `tools`, tool-call arguments cast as in
+    /// [`Template::parser_with_tools`].
+    pub fn parser_with(
+        &self,
+        prefix: &str,
+        options: ParserOptions,
+        tools: Option<&Value>,
+    ) -> Result<Parser<'_>, ParseError> {
+        let schemas = match tools {
+            Some(tools) => Some(Self::schemas(tools)?),
+            None => None,
+        };
+        Parser::new(self, prefix, schemas, options)
+    }
+
+    fn schemas(tools: &Value) -> Result<ToolSchemas, ParseError> {
+        ToolSchemas::from_tools(tools).map_err(|e| ParseError {
             kind: ParseErrorKind::Tools,
             field: None,
             offset: 0,
             raw: String::new(),
             message: e.to_string(),
-        })?;
-        Parser::new(self, prefix, Some(schemas))
+        })
+    }
+
+    /// A parser that also casts tool-call arguments by the declared types of
+    /// `tools` (OpenAI-style tool definitions, as a JSON list).
+    pub fn parser_with_tools(&self, prefix: &str, tools: &Value) -> Result<Parser<'_>, ParseError> {
+        let schemas = Self::schemas(tools)?;
+        Parser::new(self, prefix, Some(schemas), ParserOptions::default())
     }
 
     /// Parses a complete generation in one go and returns the message.
@@ -454,6 +604,7 @@ impl<'t> Parser<'t> {
         t: &'t Template,
         prefix: &str,
         tools: Option<ToolSchemas>,
+        options: ParserOptions,
     ) -> Result<Parser<'t>, ParseError> {
         let mut p = Parser {
             t,
@@ -477,7 +628,11 @@ impl<'t> Parser<'t> {
             values: Vec::new(),
             initial: Vec::new(),
             pending_utf8: Vec::new(),
+            options,
+            malformed: Vec::new(),
+            plain: false,
         };
+        p.scan.set_budget(options.budget);
         if !t.trackers.tables.is_empty() {
             p.guards.states = t.trackers.tables.iter().map(|tb| tb.start(None)).collect();
         }
@@ -549,6 +704,7 @@ impl<'t> Parser<'t> {
         self.text.before = text.as_bytes().last().copied();
         Events {
             raw: &self.raw,
+            malformed: &self.malformed,
             values: &self.values,
             output: &self.output,
             src: text,
@@ -568,6 +724,32 @@ impl<'t> Parser<'t> {
     /// check it.
     pub fn bytes_scanned(&self) -> u64 {
         self.scan.bytes_read()
+    }
+
+    /// Steps the backtracking matcher has taken so far, across all attempts
+    /// of delimiters off the DFA plan. Bounded by the parser's
+    /// [`WorkBudget`](crate::scan::stream::WorkBudget); tests check it.
+    pub fn backtrack_steps(&self) -> u64 {
+        self.scan.backtrack_steps()
+    }
+
+    /// The options the parser was made with.
+    pub fn options(&self) -> &ParserOptions {
+        &self.options
+    }
+
+    /// (Lenient mode) the regions that gave no value so far, with their
+    /// text, in order. The message from [`Parser::finalize`] has no entry
+    /// for them; this list (and the [`Event::RegionMalformed`] events) is
+    /// where their text is kept.
+    pub fn malformed(&self) -> &[Malformed] {
+        &self.malformed
+    }
+
+    /// (Lenient mode) whether a delimiter pattern exceeded the work budget,
+    /// so that the rest of the generation went to the open region as text.
+    pub fn gave_up_scanning(&self) -> bool {
+        self.plain
     }
 
     /// The template this parser runs.
@@ -734,14 +916,23 @@ impl<'t> Parser<'t> {
                     .collect::<Vec<_>>()
                     .join(", ")
             );
-            let e = ParseError {
-                kind: ParseErrorKind::MissingFields(missing),
-                field: None,
-                offset: self.text.len(),
-                raw: String::new(),
-                message,
-            };
-            return Err(self.fail(e));
+            if self.options.lenient {
+                for name in &missing {
+                    let Some(f) = self.t.fields.iter().position(|f| &f.name == name) else {
+                        continue;
+                    };
+                    self.push_malformed(f as u16, self.text.len(), String::new(), message.clone());
+                }
+            } else {
+                let e = ParseError {
+                    kind: ParseErrorKind::MissingFields(missing),
+                    field: None,
+                    offset: self.text.len(),
+                    raw: String::new(),
+                    message,
+                };
+                return Err(self.fail(e));
+            }
         }
         self.finalized = true;
         // The last events must not point into the message, which moves out.
@@ -813,6 +1004,7 @@ impl<'t> Parser<'t> {
     fn events<'a>(&'a self, src: Hay<'a>) -> Events<'a> {
         Events {
             raw: &self.raw,
+            malformed: &self.malformed,
             values: &self.values,
             output: &self.output,
             src: src.text,
@@ -950,7 +1142,35 @@ impl<'t> Parser<'t> {
         }
     }
 
+    /// Closes the open region. In lenient mode a region whose text gives no
+    /// value is recorded as malformed instead of failing.
     fn close_current(&mut self) -> Result<(), ParseError> {
+        let field = self.current.filter(|_| self.opened);
+        match self.close_current_strict() {
+            Err(e) if self.options.lenient && e.kind == ParseErrorKind::Field => {
+                let Some(f) = field else { return Err(e) };
+                self.push_malformed(f, e.offset, e.raw, e.message);
+                self.reset_to_implicit();
+                Ok(())
+            }
+            other => other,
+        }
+    }
+
+    fn push_malformed(&mut self, f: u16, offset: usize, raw: String, error: String) {
+        self.malformed.push(Malformed {
+            field: self.t.fields[f as usize].name.clone(),
+            offset,
+            raw,
+            error,
+        });
+        self.raw.push(RawEvent::Malformed {
+            field: f,
+            index: self.malformed.len() - 1,
+        });
+    }
+
+    fn close_current_strict(&mut self) -> Result<(), ParseError> {
         let Some(f) = self.current.filter(|_| self.opened) else {
             self.reset_to_implicit();
             return Ok(());
@@ -1119,14 +1339,72 @@ impl<'t> Parser<'t> {
     // ----- the generation: streaming scan -----------------------------------
 
     fn process(&mut self, src: Hay<'_>, eos: bool) -> Result<(), ParseError> {
+        self.process_scan(src, eos)?;
+        self.check_limits(src)
+    }
+
+    fn check_limits(&self, src: Hay<'_>) -> Result<(), ParseError> {
+        let limits = &self.options.limits;
+        let held = src.end().saturating_sub(self.pos);
+        if held > limits.max_held {
+            let from = self.pos.max(src.base);
+            return Err(ParseError {
+                kind: ParseErrorKind::Limit {
+                    name: "max_held",
+                    limit: limits.max_held,
+                },
+                field: self.current.map(|f| self.t.fields[f as usize].name.clone()),
+                offset: self.pos,
+                raw: src.slice(from, src.end()).to_owned(),
+                message: format!(
+                    "{held} bytes of text may still begin a delimiter (limit max_held = {})",
+                    limits.max_held
+                ),
+            });
+        }
+        if self.body.len() > limits.max_region {
+            return Err(ParseError {
+                kind: ParseErrorKind::Limit {
+                    name: "max_region",
+                    limit: limits.max_region,
+                },
+                field: self.current.map(|f| self.t.fields[f as usize].name.clone()),
+                offset: self.body_start,
+                raw: self.body.clone(),
+                message: format!(
+                    "a region holds {} bytes (limit max_region = {})",
+                    self.body.len(),
+                    limits.max_region
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    fn process_scan(&mut self, src: Hay<'_>, eos: bool) -> Result<(), ParseError> {
         loop {
+            if self.plain {
+                let len = src.end();
+                self.route(src, self.pos, len);
+                self.pos = len;
+                if eos {
+                    self.close_current()?;
+                }
+                return Ok(());
+            }
             let ws = self.watch_set();
             let delims: &[Delimiter] = &self.t.delimiters;
             self.scan.advance(ws, delims, &src, &self.guards, eos);
-            let decision = self
-                .scan
-                .decide(ws, delims, &src, eos)
-                .map_err(|e| self.scan_error(src, e))?;
+            let decision = match self.scan.decide(ws, delims, &src, eos) {
+                Ok(d) => d,
+                Err(ScanError::Budget) if self.options.lenient => {
+                    // The rest cannot be scanned within the budget: it is
+                    // text, so that nothing is lost.
+                    self.plain = true;
+                    continue;
+                }
+                Err(e) => return Err(self.scan_error(src, e)),
+            };
             match decision {
                 Decision::Commit {
                     entry,

@@ -11,6 +11,7 @@ use crate::value::{NonFinite, Value, write_json_str};
 /// `F` names the field: its name (`&str`) for run-time templates, the
 /// generated `Field` enum for compiled ones.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum Event<'a, F = &'a str> {
     /// A region started: the model is now writing `field`.
     RegionOpen {
@@ -34,10 +35,24 @@ pub enum Event<'a, F = &'a str> {
         /// The parsed value.
         value: &'a Value,
     },
+    /// (Lenient parsers only) a region ended but its text did not give a
+    /// value: it did not parse, its transform found nothing, a value could
+    /// not be joined or appended, or (at finalize, with `raw` empty) a
+    /// required field was never written. The field keeps no value from it;
+    /// the text was streamed in the region's chunks and is repeated here.
+    RegionMalformed {
+        /// The field.
+        field: F,
+        /// The region's text, exactly as the model wrote it.
+        raw: &'a str,
+        /// What the strict parser would have reported.
+        error: &'a str,
+    },
 }
 
 /// An event that owns its data.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum OwnedEvent {
     /// See [`Event::RegionOpen`].
     RegionOpen {
@@ -60,6 +75,15 @@ pub enum OwnedEvent {
         /// The parsed value.
         value: Value,
     },
+    /// See [`Event::RegionMalformed`].
+    RegionMalformed {
+        /// The field's name.
+        field: String,
+        /// The region's text.
+        raw: String,
+        /// What went wrong.
+        error: String,
+    },
 }
 
 impl<'a, F: Copy> Event<'a, F> {
@@ -77,6 +101,11 @@ impl<'a, F: Copy> Event<'a, F> {
                 field: f(field),
                 value,
             },
+            Event::RegionMalformed { field, raw, error } => Event::RegionMalformed {
+                field: f(field),
+                raw,
+                error,
+            },
         }
     }
 
@@ -85,7 +114,8 @@ impl<'a, F: Copy> Event<'a, F> {
         match *self {
             Event::RegionOpen { field }
             | Event::RegionChunk { field, .. }
-            | Event::RegionClose { field, .. } => field,
+            | Event::RegionClose { field, .. }
+            | Event::RegionMalformed { field, .. } => field,
         }
     }
 }
@@ -100,6 +130,7 @@ impl<F: AsRef<str>> serde::Serialize for Event<'_, F> {
             Event::RegionOpen { field } => ("region_open", field, 2),
             Event::RegionChunk { field, .. } => ("region_chunk", field, 4),
             Event::RegionClose { field, .. } => ("region_close", field, 3),
+            Event::RegionMalformed { field, .. } => ("region_malformed", field, 4),
         };
         let mut m = s.serialize_map(Some(len))?;
         m.serialize_entry("type", kind)?;
@@ -111,6 +142,10 @@ impl<F: AsRef<str>> serde::Serialize for Event<'_, F> {
                 m.serialize_entry("dirty", dirty)?;
             }
             Event::RegionClose { value, .. } => m.serialize_entry("value", value)?,
+            Event::RegionMalformed { raw, error, .. } => {
+                m.serialize_entry("raw", raw)?;
+                m.serialize_entry("error", error)?;
+            }
         }
         m.end()
     }
@@ -132,6 +167,11 @@ impl Event<'_> {
                 field: field.to_owned(),
                 value: value.clone(),
             },
+            Event::RegionMalformed { field, raw, error } => OwnedEvent::RegionMalformed {
+                field: field.to_owned(),
+                raw: raw.to_owned(),
+                error: error.to_owned(),
+            },
         }
     }
 
@@ -140,7 +180,8 @@ impl Event<'_> {
         match self {
             Event::RegionOpen { field }
             | Event::RegionChunk { field, .. }
-            | Event::RegionClose { field, .. } => field,
+            | Event::RegionClose { field, .. }
+            | Event::RegionMalformed { field, .. } => field,
         }
     }
 
@@ -169,6 +210,14 @@ impl Event<'_> {
                 out.push_str(", \"value\": ");
                 value.write_json(out, style);
             }
+            Event::RegionMalformed { field, raw, error } => {
+                out.push_str("{\"type\": \"region_malformed\", \"field\": ");
+                write_json_str(out, field);
+                out.push_str(", \"raw\": ");
+                write_json_str(out, raw);
+                out.push_str(", \"error\": ");
+                write_json_str(out, error);
+            }
         }
         out.push('}');
     }
@@ -185,6 +234,9 @@ impl OwnedEvent {
                 dirty: *dirty,
             },
             OwnedEvent::RegionClose { field, value } => Event::RegionClose { field, value },
+            OwnedEvent::RegionMalformed { field, raw, error } => {
+                Event::RegionMalformed { field, raw, error }
+            }
         }
     }
 }

@@ -35,8 +35,11 @@ pub mod typed;
 pub mod unicode_tables;
 pub mod value;
 
-pub use engine::{Events, ParseError, ParseErrorKind, Parser, TypedEvents};
+pub use engine::{
+    Events, Limits, Malformed, ParseError, ParseErrorKind, Parser, ParserOptions, TypedEvents,
+};
 pub use event::{Event, OwnedEvent};
+pub use scan::stream::WorkBudget;
 pub use template::{Template, TemplateError};
 pub use typed::{AssistantMessage, FieldId, Int, ToolCall, Typed, UnknownTemplate};
 pub use value::{Map, Value};

@@ -20,6 +20,11 @@ use super::compile::{Inst, One, Peek, Program, Required, StartScan};
 /// The most steps one call may take.
 pub(crate) const STEP_BUDGET: u64 = 10_000_000;
 
+/// What one look-up or insertion in the keyed memo (backreferences) counts
+/// as, in steps: hashing the captures costs about that many plain steps, and
+/// the budget is meant to bound time.
+const KEYED_MEMO_COST: u64 = 32;
+
 /// Steps after which the failure memo is switched on (small searches never
 /// pay for allocating it).
 const MEMO_AFTER: u64 = 2_000;
@@ -122,6 +127,8 @@ pub(crate) struct Vm<'p, 'h> {
     /// Whether any explored path touched the end (Incomplete mode).
     pub(crate) hit_end: bool,
     steps: u64,
+    /// The most steps this VM may take (at most [`STEP_BUDGET`]).
+    step_limit: u64,
     memo: Vec<u64>,
     memo_on: bool,
     memo_stride: usize,
@@ -155,12 +162,23 @@ impl<'p, 'h> Vm<'p, 'h> {
             frames: Vec::new(),
             hit_end: false,
             steps: 0,
+            step_limit: STEP_BUDGET,
             memo: Vec::new(),
             memo_on: false,
             memo_stride: hay.len() + 1,
             memo_set: std::collections::HashSet::new(),
             fail_now: false,
         }
+    }
+
+    /// Lowers the step limit (a caller's budget shared across attempts).
+    pub(crate) fn set_step_limit(&mut self, limit: u64) {
+        self.step_limit = limit.min(STEP_BUDGET);
+    }
+
+    /// Steps taken so far.
+    pub(crate) fn steps(&self) -> u64 {
+        self.steps
     }
 
     pub(crate) fn set_must_advance(&mut self, on: bool) {
@@ -239,6 +257,7 @@ impl<'p, 'h> Vm<'p, 'h> {
             return false;
         }
         if self.keyed(slot) {
+            self.steps += KEYED_MEMO_COST;
             return self.memo_set.contains(&self.backref_key(slot, pos));
         }
         let bit = slot as usize * self.memo_stride + pos;
@@ -247,6 +266,7 @@ impl<'p, 'h> Vm<'p, 'h> {
 
     fn memo_mark(&mut self, slot: u32, pos: usize) {
         if self.keyed(slot) {
+            self.steps += KEYED_MEMO_COST;
             let key = self.backref_key(slot, pos);
             self.memo_set.insert(key);
             return;
@@ -298,7 +318,7 @@ impl<'p, 'h> Vm<'p, 'h> {
         let insts: &'p [Inst] = &prog.insts;
         loop {
             self.steps += 1;
-            if self.steps > STEP_BUDGET {
+            if self.steps > self.step_limit {
                 return Outcome::Budget;
             }
             let ok = match &insts[pc as usize] {
@@ -612,7 +632,7 @@ impl<'p, 'h> Vm<'p, 'h> {
                     other => self.undo(other),
                 }
             }
-            if self.steps > STEP_BUDGET {
+            if self.steps > self.step_limit {
                 return Outcome::Budget;
             }
         }

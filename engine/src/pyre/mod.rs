@@ -470,11 +470,28 @@ impl Regex {
         start: usize,
         hay_is_complete: bool,
     ) -> Result<Attempt, MatchError> {
+        self.match_at_limited(hay, start, hay_is_complete, u64::MAX)
+            .0
+    }
+
+    /// [`Regex::match_at`] with at most `max_steps` backtracking steps (and
+    /// never more than the per-call budget); also returns the steps taken,
+    /// so that a caller can share one budget across many attempts.
+    pub fn match_at_limited(
+        &self,
+        hay: &str,
+        start: usize,
+        hay_is_complete: bool,
+        max_steps: u64,
+    ) -> (Result<Attempt, MatchError>, u64) {
         if start > hay.len() || !hay.is_char_boundary(start) {
-            return Ok(Attempt {
-                captures: None,
-                hit_end: false,
-            });
+            return (
+                Ok(Attempt {
+                    captures: None,
+                    hit_end: false,
+                }),
+                0,
+            );
         }
         let mode = if hay_is_complete {
             Mode::Complete
@@ -482,7 +499,8 @@ impl Regex {
             Mode::Incomplete
         };
         let mut vm = Vm::new(&self.inner.prog, hay, mode, start);
-        match vm.run(start) {
+        vm.set_step_limit(max_steps);
+        let out = match vm.run(start) {
             Outcome::Match => Ok(Attempt {
                 captures: Some(self.captures(&vm)),
                 hit_end: vm.hit_end,
@@ -492,7 +510,8 @@ impl Regex {
                 hit_end: vm.hit_end,
             }),
             Outcome::Budget => Err(MatchError::Budget),
-        }
+        };
+        (out, vm.steps())
     }
 
     /// Python `regex.finditer(pattern, hay, flags=regex.DOTALL)`: successive

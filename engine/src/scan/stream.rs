@@ -407,6 +407,37 @@ struct PatScan {
     bt_resume: usize,
     /// Backtracking path: the first start whose attempt touched the end.
     bt_pending: Option<usize>,
+    /// Backtracking path: the end of the text when the pending start was
+    /// last tried (see [`backtrack_scan`]).
+    bt_tried_len: usize,
+}
+
+/// The work the backtracking path may do over a parser's life: `per_byte`
+/// steps for every byte of text plus `base`, counted across all attempts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WorkBudget {
+    /// Steps allowed per byte of text seen.
+    pub per_byte: u64,
+    /// Steps allowed whatever the length.
+    pub base: u64,
+}
+
+impl Default for WorkBudget {
+    fn default() -> WorkBudget {
+        WorkBudget {
+            per_byte: 96,
+            base: 1_000_000,
+        }
+    }
+}
+
+impl WorkBudget {
+    /// The steps allowed once `bytes` bytes of text have been seen.
+    pub fn allowed(&self, bytes: usize) -> u64 {
+        self.per_byte
+            .saturating_mul(bytes as u64)
+            .saturating_add(self.base)
+    }
 }
 
 /// The bytes of the text that the scanner reads, addressed by absolute
@@ -476,6 +507,11 @@ pub struct StreamScan {
     /// Bytes read by [`StreamScan::advance`] over the scanner's life (a byte
     /// read again after a commit counts again).
     bytes_read: u64,
+    /// Backtracking steps taken over the scanner's life, across all
+    /// attempts of all delimiters.
+    bt_steps: u64,
+    /// The limit on `bt_steps`.
+    budget: WorkBudget,
 }
 
 impl StreamScan {
@@ -506,7 +542,19 @@ impl StreamScan {
             p.best_regex = None;
             p.bt_resume = origin;
             p.bt_pending = None;
+            p.bt_tried_len = 0;
         }
+    }
+
+    /// Sets the backtracking work budget.
+    pub fn set_budget(&mut self, budget: WorkBudget) {
+        self.budget = budget;
+    }
+
+    /// Backtracking steps taken so far, across all attempts: the measure of
+    /// the backtracking path's work, bounded by the [`WorkBudget`].
+    pub fn backtrack_steps(&self) -> u64 {
+        self.bt_steps
     }
 
     /// Whether nothing is pending: no thread alive, no match found, no text
@@ -802,7 +850,8 @@ impl StreamScan {
             }
             let p = &mut self.pats[k];
             if p.best.is_none() {
-                backtrack_scan(p, d, hay, eos)?;
+                let allowed = self.budget.allowed(len);
+                backtrack_scan(p, d, hay, eos, &mut self.bt_steps, allowed)?;
             }
             if let Some(s) = p.bt_pending {
                 hold = hold.min(s);
@@ -924,13 +973,33 @@ fn regex_at(
     }
 }
 
+/// Tries the starts of a backtracking delimiter in order until one matches
+/// or one depends on text not seen yet.
+///
+/// Work is bounded two ways. A start that touched the end is tried again
+/// only once the text after it has grown by half (or at the end of
+/// input): the decision is then at most that much later, and the attempts
+/// at one start cost a constant factor of the last one instead of one per
+/// piece fed (which made streaming quadratic). And every step of every
+/// attempt counts against `allowed`, linear in the text: past it the
+/// scanner gives up with [`ScanError::Budget`].
 fn backtrack_scan(
     p: &mut PatScan,
     d: &Delimiter,
     hay: &Hay<'_>,
     eos: bool,
+    steps: &mut u64,
+    allowed: u64,
 ) -> Result<(), ScanError> {
     let len = hay.end();
+    if let Some(s) = p.bt_pending
+        && !eos
+    {
+        let span = p.bt_tried_len.saturating_sub(s);
+        if len <= p.bt_tried_len || len - p.bt_tried_len < span / 2 {
+            return Ok(());
+        }
+    }
     p.bt_pending = None;
     let mut s = p.bt_resume.max(hay.base);
     while s <= len {
@@ -938,9 +1007,13 @@ fn backtrack_scan(
             s += 1;
             continue;
         }
-        let attempt = d.regex.match_at(hay.text, s - hay.base, eos)?;
+        let left = allowed.saturating_sub(*steps);
+        let (attempt, used) = d.regex.match_at_limited(hay.text, s - hay.base, eos, left);
+        *steps += used.min(left);
+        let attempt = attempt?;
         if attempt.hit_end && !eos {
             p.bt_pending = Some(s);
+            p.bt_tried_len = len;
             return Ok(());
         }
         if let Some(c) = attempt.captures {

@@ -1,0 +1,212 @@
+//! Bounded work on delimiters off the DFA plan: the backtracking path's
+//! steps are counted across all attempts and capped linearly in the input.
+
+use retort_engine::{ParseErrorKind, Template};
+
+fn backref_template() -> Template {
+    Template::from_json(
+        r#"{"start_anchor": "<s>", "fields": {
+            "content": {},
+            "kv": {"open_pattern": "(\\w+)=\\1", "close": ";"}}}"#,
+    )
+    .expect("valid template")
+}
+
+/// Feeds `text` in pieces of `chunk` bytes, then finalizes; returns the
+/// outcome and the backtracking steps taken.
+fn run(t: &Template, text: &str, chunk: usize) -> (Result<(), ParseErrorKind>, u64) {
+    let mut p = t.parser("").expect("parser");
+    for piece in text.as_bytes().chunks(chunk) {
+        let piece = std::str::from_utf8(piece).expect("ASCII input");
+        if let Err(e) = p.feed(piece) {
+            return (Err(e.kind), p.backtrack_steps());
+        }
+    }
+    let out = p.finalize().map(|_| ()).map_err(|e| e.kind);
+    (out, p.backtrack_steps())
+}
+
+#[test]
+fn a_backreference_open_on_a_megabyte_of_word_characters_is_bounded() {
+    let t = backref_template();
+    let text = "a".repeat(1 << 20);
+    let started = std::time::Instant::now();
+    let (out, steps) = run(&t, &text, 16);
+    let took = started.elapsed();
+    // Either the pattern is settled (no match: all text is content) or the
+    // budget answers with a typed error; never a hang.
+    assert!(
+        matches!(out, Ok(()) | Err(ParseErrorKind::MatcherBudget)),
+        "{out:?}"
+    );
+    let allowed = retort_engine::WorkBudget::default().allowed(text.len());
+    assert!(steps <= allowed, "{steps} steps, {allowed} allowed");
+    eprintln!("{out:?} after {steps} steps in {took:?}");
+    assert!(took.as_secs_f64() < 2.0, "took {took:?}");
+}
+
+#[test]
+fn streaming_a_pending_backtracking_start_costs_linear_work() {
+    // While the text is still arriving, the one pending start (0) is tried
+    // again only as the text grows geometrically: the steps per byte stay
+    // flat as the input grows, for small and large pieces alike.
+    // A negative lookahead keeps the pattern off the DFA plan.
+    let t = Template::from_json(
+        r#"{"start_anchor": "<s>", "fields": {
+            "content": {},
+            "kv": {"open_pattern": "\\w+(?!x)=", "close": ";"}}}"#,
+    )
+    .expect("valid template");
+    for chunk in [1, 16, 256] {
+        let mut per_byte = Vec::new();
+        for n in [1usize << 12, 1 << 14, 1 << 16] {
+            let text = "b".repeat(n);
+            let mut p = t.parser("").expect("parser");
+            for piece in text.as_bytes().chunks(chunk) {
+                p.feed(std::str::from_utf8(piece).expect("ASCII"))
+                    .expect("no error before the end");
+            }
+            per_byte.push(p.backtrack_steps() as f64 / n as f64);
+        }
+        // Quadratic work would grow sixteen-fold from the first size to
+        // the last; linear work stays within a small factor.
+        assert!(
+            per_byte[2] < per_byte[0] * 2.0 + 1.0,
+            "chunk {chunk}: steps per byte {per_byte:?}"
+        );
+        let allowed = retort_engine::WorkBudget::default().per_byte as f64;
+        assert!(per_byte[2] < allowed, "chunk {chunk}: {per_byte:?}");
+    }
+}
+
+#[test]
+fn the_budget_is_linear_in_the_input_and_answers_with_a_typed_error() {
+    // At the end of input every start is tried against the rest of the
+    // text: quadratic for this pattern on a run of word characters. The
+    // budget stops it at `per_byte * bytes + base` steps.
+    let t = backref_template();
+    for n in [1usize << 14, 1 << 16] {
+        let text = "c".repeat(n);
+        let (out, steps) = run(&t, &text, 1 << 20);
+        let allowed = retort_engine::WorkBudget::default().allowed(n);
+        assert!(steps <= allowed, "{n}: {steps} > {allowed}");
+        if n == 1 << 16 {
+            assert_eq!(out, Err(ParseErrorKind::MatcherBudget));
+        }
+    }
+}
+
+#[test]
+fn a_backreference_still_matches_when_it_should() {
+    // Streamed in pieces that split the delimiter, the match is the one
+    // the whole text gives.
+    let t = backref_template();
+    let whole = t.parse("xy abc=abc1;tail", "").expect("parse");
+    let mut p = t.parser("").expect("parser");
+    for piece in ["xy ab", "c=ab", "c1", ";tail"] {
+        p.feed(piece).expect("feed");
+    }
+    let (msg, _) = p.finalize().expect("finalize");
+    assert_eq!(msg, whole);
+    assert_eq!(msg.get("kv"), Some(&retort_engine::Value::Str("1".into())));
+}
+
+fn json_template() -> Template {
+    Template::from_json(
+        r#"{"start_anchor": "<s>", "fields": {
+            "content": {},
+            "tool_calls": {"open": "<tool_call>", "close": "</tool_call>",
+                           "content": "json", "repeats": true},
+            "answer": {"open": "<a>", "close": "</a>", "optional": false}}}"#,
+    )
+    .expect("valid template")
+}
+
+fn lenient() -> retort_engine::ParserOptions {
+    retort_engine::ParserOptions::new().lenient(true)
+}
+
+#[test]
+fn lenient_mode_reports_a_bad_region_and_goes_on() {
+    let t = json_template();
+    let text = "Hi <tool_call>{\"a\": 1,</tool_call> then <tool_call>{\"b\": 2}</tool_call> end";
+    assert_eq!(
+        t.parse(text, "").map_err(|e| e.kind),
+        Err(ParseErrorKind::Field),
+        "strict mode fails on the bad region"
+    );
+    let mut p = t.parser_with("", lenient(), None).expect("parser");
+    let mut events = p.feed(text).expect("feed").to_vec();
+    let (msg, last) = p.finalize().expect("lenient finalize");
+    events.extend(last.to_vec());
+    let bad: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            retort_engine::OwnedEvent::RegionMalformed { field, raw, .. } => {
+                Some((field.as_str(), raw.as_str()))
+            }
+            _ => None,
+        })
+        .collect();
+    // The broken call, and the required field never written.
+    assert_eq!(bad, [("tool_calls", "{\"a\": 1,"), ("answer", "")]);
+    assert_eq!(p.malformed().len(), 2);
+    // The good call after the bad one is parsed.
+    let calls = match msg.get("tool_calls") {
+        Some(retort_engine::Value::List(items)) => items.len(),
+        other => panic!("tool_calls: {other:?}"),
+    };
+    assert_eq!(calls, 1);
+    assert_eq!(
+        msg.get("content"),
+        Some(&retort_engine::Value::Str("end".into()))
+    );
+}
+
+#[test]
+fn lenient_mode_turns_the_rest_into_text_past_the_budget() {
+    let t = backref_template();
+    let text = "d".repeat(1 << 16);
+    let mut p = t.parser_with("", lenient(), None).expect("parser");
+    let mut got = String::new();
+    for piece in text.as_bytes().chunks(4096) {
+        for e in p
+            .feed(std::str::from_utf8(piece).expect("ASCII"))
+            .expect("feed")
+        {
+            if let retort_engine::Event::RegionChunk { text, .. } = e {
+                got.push_str(text);
+            }
+        }
+    }
+    let (_, last) = p.finalize().expect("lenient finalize");
+    for e in last {
+        if let retort_engine::Event::RegionChunk { text, .. } = e {
+            got.push_str(text);
+        }
+    }
+    assert!(p.gave_up_scanning());
+    assert_eq!(got, text, "every byte reaches the open region");
+}
+
+#[test]
+fn limits_answer_with_a_typed_error_that_keeps_the_text() {
+    let t = json_template();
+    let limits = retort_engine::Limits::default().with_max_region(1000);
+    let mut p = t
+        .parser_with("", retort_engine::ParserOptions::new().limits(limits), None)
+        .expect("parser");
+    let body = "x".repeat(2000);
+    let err = p
+        .feed(&format!("<tool_call>{body}"))
+        .map(|_| ())
+        .expect_err("region over the limit");
+    assert_eq!(
+        err.kind,
+        ParseErrorKind::Limit {
+            name: "max_region",
+            limit: 1000
+        }
+    );
+    assert_eq!(err.raw, body);
+}
