@@ -80,6 +80,18 @@ fn event_to_py<'py>(py: Python<'py>, e: &Event<'_>) -> PyResult<Bound<'py, PyDic
             d.set_item(intern!(py, "field"), PyString::new(py, field))?;
             d.set_item(intern!(py, "value"), value_to_py(py, value)?)?;
         }
+        Event::RegionMalformed { field, raw, error } => {
+            d.set_item(intern!(py, "type"), intern!(py, "region_malformed"))?;
+            d.set_item(intern!(py, "field"), PyString::new(py, field))?;
+            d.set_item(intern!(py, "raw"), PyString::new(py, raw))?;
+            d.set_item(intern!(py, "error"), PyString::new(py, error))?;
+        }
+        // Kinds added to the engine later are not produced by the parsers
+        // this binding makes until it learns them.
+        _ => {
+            d.set_item(intern!(py, "type"), intern!(py, "unknown"))?;
+            d.set_item(intern!(py, "field"), PyString::new(py, e.field()))?;
+        }
     }
     Ok(d)
 }
