@@ -192,6 +192,9 @@ impl<'t> Run<'t> {
                 self.open = None;
                 self.closed.push(((*field).to_owned(), (*value).clone()));
             }
+            // A malformed region (lenient parsers) or a later kind: the
+            // region is over, and its text is in the event.
+            _ => self.open = None,
         }
         if self.stream {
             let mut s = String::new();
