@@ -6,6 +6,8 @@
 #
 # New inputs go to fuzz/corpus/<target>; the seeds of fuzz/seed.py (if
 # written) are read too. Crashes land in fuzz/artifacts/<target>/.
+# FUZZ_TARGET_DIR, if set, is cargo's target directory (to share builds
+# between a snapshot of the repository and the working tree).
 set -euo pipefail
 cd "$(dirname "$0")"
 target=$1 seconds=$2
@@ -15,6 +17,8 @@ dirs=("corpus/$target")
 if [[ -d "seeds/$target" ]]; then dirs+=("seeds/$target"); fi
 # -timeout: one input taking 10 s is a hang (inputs are at most 4 KB);
 # -rss_limit_mb: the parser's memory is linear in a 4 KB input.
-exec nice -n 10 cargo +nightly fuzz run -O "$target" "${dirs[@]}" -- \
+target_dir=()
+if [[ -n "${FUZZ_TARGET_DIR:-}" ]]; then target_dir=(--target-dir "$FUZZ_TARGET_DIR"); fi
+exec nice -n 10 cargo +nightly fuzz run -O "${target_dir[@]}" "$target" "${dirs[@]}" -- \
     -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
     -print_final_stats=1 "$@" > "logs/$target.log" 2>&1

@@ -10,6 +10,7 @@ For every case of tests/conformance/cases/*.jsonl:
   tests/src/fuzz_checks.rs decodes (template byte, longest piece, seed,
   prefix 0xFF text), once in one piece and once in short pieces; texts of
   bundled-template cases are also written for the regex-heavy templates;
+- lenient: the same files as parse_stream;
 - compiled: the same for cases of bundled templates.
 
 Files are named by the SHA-1 of their bytes, as libFuzzer names its corpus.
@@ -50,7 +51,7 @@ def main():
     index = {name: i for i, name in enumerate(bundled)}
     for path in sorted((ROOT / "templates").glob("*.json")):
         write(out / "template_load", path.read_bytes())
-    counts = {"template_load": len(bundled), "parse_stream": 0, "compiled": 0}
+    counts = {"template_load": len(bundled), "parse_stream": 0, "lenient": 0, "compiled": 0}
     for cases in sorted((ROOT / "tests" / "conformance" / "cases").glob("*.jsonl")):
         for line in cases.read_text().split("\n"):
             if not line.strip():
@@ -68,13 +69,14 @@ def main():
             pieces = [(0, 0), (rng.randint(1, 16), rng.randint(0, 255))]
             for longest, seed in pieces:
                 data = encode(i, longest, seed, prefix, text)
-                write(out / "parse_stream", data)
-                write(out / "compiled", data)
-                counts["parse_stream"] += 1
-                counts["compiled"] += 1
+                for target in ("parse_stream", "lenient", "compiled"):
+                    write(out / target, data)
+                    counts[target] += 1
             extra = len(bundled) + rng.randrange(REGEX_TEMPLATES)
-            write(out / "parse_stream", encode(extra, rng.randint(1, 16), rng.randint(0, 255), prefix, text))
-            counts["parse_stream"] += 1
+            data = encode(extra, rng.randint(1, 16), rng.randint(0, 255), prefix, text)
+            for target in ("parse_stream", "lenient"):
+                write(out / target, data)
+                counts[target] += 1
     for target, n in counts.items():
         print(f"{target}: {n} seeds written under {out / target}")
 

@@ -24,7 +24,7 @@
 //! `0xFF` never occurs in UTF-8, so it cannot clash with a real prompt.
 
 use retort::conformance::{Runner, normalise, run_error, run_ok, strict_equal, to_line};
-use retort::{OwnedEvent, ParseError, Template, Value};
+use retort::{OwnedEvent, ParseError, ParserOptions, Template, Value};
 use std::sync::OnceLock;
 
 /// Inputs longer than this are skipped: the parser is linear, so long
@@ -39,6 +39,7 @@ pub const REGEX_TEMPLATES: &[(&str, &str)] = &[
         "regex-lookahead",
         r#"{
   "defaults": {"role": "assistant"},
+  "start_anchor": "<|im_start|>assistant\n",
   "fields": {
     "reasoning_content": {"open_pattern": "\\s*<think(?:ing)?>\\s*", "close_pattern": "\\s*</think(?:ing)?>\\s*"},
     "tool_calls": {
@@ -73,6 +74,7 @@ pub const REGEX_TEMPLATES: &[(&str, &str)] = &[
         "regex-lazy-xml",
         r#"{
   "defaults": {"role": "assistant"},
+  "start_anchor": "<|im_start|>assistant\n",
   "fields": {
     "reasoning_content": {"open": "<think>", "close": "</think>", "repeats": true, "join": "\n"},
     "tool_calls": {
@@ -95,13 +97,25 @@ pub struct Entry {
     pub name: &'static str,
     /// Whether `retort::registry` bundles it (so a compiled parser exists).
     pub bundled: bool,
-    /// The loaded template.
-    pub template: Template,
+    json: &'static str,
+    loaded: OnceLock<Template>,
+}
+
+impl Entry {
+    /// The template, loaded on first use: a fuzzing process that runs one
+    /// input (libFuzzer's fork mode starts many) loads only the template
+    /// that input picks.
+    pub fn template(&self) -> &Template {
+        self.loaded.get_or_init(|| {
+            Template::from_json(self.json)
+                .unwrap_or_else(|e| panic!("fuzz template {}: {e}", self.name))
+        })
+    }
 }
 
 /// The parser targets' templates: every bundled family, sorted by name (as
 /// `fuzz/seed.py` numbers them: the byte order of the file stems), then
-/// [`REGEX_TEMPLATES`]. Loaded once per process.
+/// [`REGEX_TEMPLATES`].
 pub fn templates() -> &'static [Entry] {
     static ALL: OnceLock<Vec<Entry>> = OnceLock::new();
     ALL.get_or_init(|| {
@@ -110,14 +124,14 @@ pub fn templates() -> &'static [Entry] {
         let bundled = families.into_iter().map(|f| Entry {
             name: f.name(),
             bundled: true,
-            template: f
-                .template()
-                .unwrap_or_else(|e| panic!("bundled template {}: {e}", f.name())),
+            json: f.json(),
+            loaded: OnceLock::new(),
         });
-        let regex = REGEX_TEMPLATES.iter().map(|(name, json)| Entry {
+        let regex = REGEX_TEMPLATES.iter().map(|&(name, json)| Entry {
             name,
             bundled: false,
-            template: Template::from_json(json).unwrap_or_else(|e| panic!("{name}: {e}")),
+            json,
+            loaded: OnceLock::new(),
         });
         bundled.chain(regex).collect()
     })
@@ -287,7 +301,7 @@ pub fn check_parse_stream(data: &[u8]) {
         return;
     };
     let entry = &all[input.template];
-    let t = &entry.template;
+    let t = entry.template();
     let bytes = byte_pieces(input.text, &input.pieces);
     let streamed_bytes = run_bytes(t, &input.prefix, &bytes);
     match std::str::from_utf8(input.text) {
@@ -340,7 +354,7 @@ pub fn check_compiled(data: &[u8], compiled: &dyn Fn(&str) -> Option<Box<dyn Run
     };
     let text = String::from_utf8_lossy(input.text);
     let pieces = str_pieces(&text, &input.pieces);
-    let runtime = entry.template.run(&input.prefix, None, &pieces);
+    let runtime = entry.template().run(&input.prefix, None, &pieces);
     let compiled_run = runner.run(&input.prefix, None, &pieces);
     assert!(
         same(&runtime, &compiled_run),
@@ -359,6 +373,121 @@ pub fn check_compiled(data: &[u8], compiled: &dyn Fn(&str) -> Option<Box<dyn Run
         to_line(&whole),
         to_line(&compiled_run)
     );
+}
+
+/// Runs a generation through a lenient parser: the run in the result
+/// format, and every event (merged or not, with the initial ones first).
+fn run_lenient(template: &Template, prefix: &str, pieces: &[&str]) -> (Value, Vec<OwnedEvent>) {
+    let options = ParserOptions::new().lenient(true);
+    let mut p = match template.parser_with(prefix, options, None) {
+        Ok(p) => p,
+        Err(e) => return (run_error(&e, "init", None), Vec::new()),
+    };
+    let initial = p.initial_events().to_vec();
+    let mut events = Vec::new();
+    for piece in pieces {
+        match p.feed(piece) {
+            Ok(evs) => events.extend(evs.iter().map(|e| e.to_owned_event())),
+            Err(e) => return (run_error(&e, "feed", Some(&initial)), Vec::new()),
+        }
+    }
+    let result = match p.finalize() {
+        Ok((message, evs)) => {
+            events.extend(evs.iter().map(|e| e.to_owned_event()));
+            run_ok(&initial, &events, message)
+        }
+        Err(e) => return (run_error(&e, "finalize", Some(&initial)), Vec::new()),
+    };
+    let mut all = initial;
+    all.extend(events);
+    (result, all)
+}
+
+/// The accounting invariant as far as events show it: region text arrives
+/// in order, each chunk a piece of the prompt and generation after the
+/// previous one (the gaps are the delimiters, which events do not name), and
+/// a malformed region's `raw` is exactly the text its chunks streamed.
+fn check_accounting(name: &str, haystack: &str, events: &[OwnedEvent]) {
+    let mut at = 0;
+    let mut open: Option<(String, String)> = None;
+    for event in events {
+        match event {
+            OwnedEvent::RegionOpen { field } => open = Some((field.clone(), String::new())),
+            OwnedEvent::RegionChunk { field, text, .. } => {
+                let Some(found) = haystack[at..].find(text.as_str()) else {
+                    panic!(
+                        "{name}: lenient chunk {text:?} of {field} is not in the text after byte {at}"
+                    );
+                };
+                at += found + text.len();
+                match &mut open {
+                    Some((f, body)) if f == field => body.push_str(text),
+                    _ => panic!("{name}: a chunk of {field} outside its region"),
+                }
+            }
+            OwnedEvent::RegionMalformed { field, raw, .. } if !raw.is_empty() => {
+                let streamed = match &open {
+                    Some((f, body)) if f == field => body.as_str(),
+                    _ => "",
+                };
+                assert_eq!(
+                    raw, streamed,
+                    "{name}: the malformed {field} region's raw text is not what it streamed"
+                );
+            }
+            OwnedEvent::RegionClose { .. } => open = None,
+            _ => {}
+        }
+    }
+}
+
+/// The `lenient` target, for a template of [`templates`], a prompt, a
+/// generation (decoded lossily) and a chunking:
+///
+/// - a lenient parser never fails on text (a bad region is reported, not
+///   raised);
+/// - streaming gives the one-shot result, `region_malformed` events
+///   included;
+/// - where the strict parser succeeds, the lenient one gives the same
+///   events and message;
+/// - the accounting invariant, as [`check_accounting`] can see it.
+pub fn check_lenient(data: &[u8]) {
+    let all = templates();
+    let Some(input) = decode(data, all.len()) else {
+        return;
+    };
+    let entry = &all[input.template];
+    let t = entry.template();
+    let text = String::from_utf8_lossy(input.text);
+    let pieces = str_pieces(&text, &input.pieces);
+    let (whole, events) = run_lenient(t, &input.prefix, &[&text]);
+    assert!(
+        !is_error(&whole),
+        "{}: the lenient parser failed: {}",
+        entry.name,
+        to_line(&whole)
+    );
+    let (streamed, _) = run_lenient(t, &input.prefix, &pieces);
+    assert!(
+        same(&whole, &streamed),
+        "{}: lenient in {} pieces differs from one shot\nwhole    {}\nstreamed {}",
+        entry.name,
+        pieces.len(),
+        to_line(&whole),
+        to_line(&streamed)
+    );
+    let strict = t.run(&input.prefix, None, &[&text]);
+    if !is_error(&strict) {
+        assert!(
+            same(&whole, &strict),
+            "{}: lenient differs from strict on valid output\nstrict  {}\nlenient {}",
+            entry.name,
+            to_line(&strict),
+            to_line(&whole)
+        );
+    }
+    let haystack = format!("{}{}", input.prefix, text);
+    check_accounting(entry.name, &haystack, &events);
 }
 
 /// Text a loaded template is run on by [`check_template_load`]: pieces of
@@ -397,5 +526,34 @@ pub fn check_template_load(data: &[u8]) {
             to_line(&whole),
             to_line(&streamed)
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_fuzz_template_loads() {
+        for entry in templates() {
+            let _ = entry.template();
+        }
+        assert_eq!(
+            templates().iter().filter(|e| !e.bundled).count(),
+            REGEX_TEMPLATES.len()
+        );
+    }
+
+    #[test]
+    fn decode_reads_what_encode_writes() {
+        let data = encode(3, 5, 9, "<p>", "héllo".as_bytes());
+        let input = decode(&data, 10).expect("a valid input");
+        assert_eq!((input.template, input.prefix.as_str()), (3, "<p>"));
+        assert_eq!(input.text, "héllo".as_bytes());
+        assert_eq!(input.pieces.iter().sum::<usize>(), input.text.len());
+        assert!(input.pieces.iter().all(|&n| (1..=5).contains(&n)));
+        let pieces = str_pieces("héllo", &[2, 4]);
+        assert_eq!(pieces.concat(), "héllo");
+        assert_eq!(pieces[0], "h");
     }
 }
