@@ -111,6 +111,11 @@ enum Command {
         /// are cast to the declared parameter types.
         #[arg(long)]
         tools: Option<PathBuf>,
+        /// Print OpenAI `chat.completion.chunk` objects as JSON lines (the
+        /// chunks `retort::openai` gives for this chunking), ending with the
+        /// one that carries `finish_reason`.
+        #[arg(long, conflicts_with = "stream")]
+        openai: bool,
     },
     /// Prints the Rust module that `response_template!` generates for a
     /// template, formatted.
@@ -169,6 +174,7 @@ fn main() -> ExitCode {
             prefix,
             prefix_file,
             tools,
+            openai,
         } => match parse_operands(template_opt, positional) {
             Ok((template, input)) => parse::run(parse::Options {
                 template,
@@ -178,6 +184,7 @@ fn main() -> ExitCode {
                 prefix,
                 prefix_file,
                 tools,
+                openai,
             }),
             Err(e) => e.exit(),
         },

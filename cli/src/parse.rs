@@ -16,6 +16,7 @@ pub struct Options {
     pub prefix: Option<String>,
     pub prefix_file: Option<PathBuf>,
     pub tools: Option<PathBuf>,
+    pub openai: bool,
 }
 
 pub fn run(o: Options) -> Result<(), Failure> {
@@ -38,6 +39,9 @@ pub fn run(o: Options) -> Result<(), Failure> {
         ),
         None => Box::new(std::io::stdin().lock()),
     };
+    if o.openai {
+        return openai_chunks(&template, &prefix, tools, &mut *input, o.chunk);
+    }
     let mut run = Run {
         template: &template,
         prefix: &prefix,
@@ -406,4 +410,50 @@ fn kind_name(kind: &ParseErrorKind) -> &'static str {
         ParseErrorKind::Internal => "internal",
         _ => "other",
     }
+}
+
+/// `parse --openai`: one `chat.completion.chunk` per line, written a feed at
+/// a time, ending with the chunk that carries `finish_reason`.
+fn openai_chunks(
+    template: &Template,
+    prefix: &str,
+    tools: Option<Value>,
+    input: &mut dyn Read,
+    chunk: Option<usize>,
+) -> Result<(), Failure> {
+    use retort::openai::{ChatCompletionChunk, ChunkStream, Error, Options};
+    let fail = |e: Error| match e {
+        Error::Parse(e) => {
+            eprintln!("error: {e}");
+            if !e.raw.is_empty() {
+                eprintln!("raw text: {}", json(&Value::Str(e.raw.clone())));
+            }
+            Failure::Reported
+        }
+        Error::Tools(m) => Failure::Io(format!("tools: {m}")),
+        e => {
+            eprintln!("error: {e}");
+            Failure::Reported
+        }
+    };
+    let options = Options {
+        tools,
+        ..Options::deterministic()
+    };
+    let mut stream = ChunkStream::new(template, prefix, options).map_err(fail)?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut write = |chunks: Vec<ChatCompletionChunk>| -> Result<(), Failure> {
+        for c in chunks {
+            let line = serde_json::to_string(&c)
+                .map_err(|e| Failure::Io(format!("writing a chunk: {e}")))?;
+            writeln!(out, "{line}").map_err(|e| Failure::Io(format!("writing: {e}")))?;
+        }
+        out.flush()
+            .map_err(|e| Failure::Io(format!("writing: {e}")))
+    };
+    pump(input, chunk, |piece| {
+        write(stream.feed(piece).map_err(fail)?)
+    })?;
+    let (last, _) = stream.finalize(false).map_err(fail)?;
+    write(last)
 }

@@ -107,6 +107,11 @@ pub mod registry;
 #[cfg(feature = "macros")]
 pub use retort_macros::response_template;
 
+/// OpenAI-compatible streaming: chat-completion chunks, messages and
+/// Responses events from any template (see the `retort-openai` crate).
+#[cfg(feature = "openai")]
+pub use retort_openai as openai;
+
 // The README's examples are compiled and run as doc tests.
 #[cfg(all(doctest, feature = "macros"))]
 #[doc = include_str!("../../README.md")]

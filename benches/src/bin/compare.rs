@@ -5,7 +5,7 @@
 //! construction time, allocations per feed, and the issue's targets.
 //!
 //! ```text
-//! cargo run --release -p retort-benches --bin compare -- [--json] [--no-reference] [--quick] [--repeat N]
+//! cargo run --release -p retort-benches --bin compare -- [--json] [--no-reference] [--quick] [--repeat N] [--openai]
 //! ```
 //!
 //! The reference is the repository's own: `tools/reference/setup.sh` makes
@@ -71,7 +71,14 @@ struct Args {
     /// Shorter timing batches (noisier, for a quick look).
     #[arg(long)]
     quick: bool,
+    /// Only the OpenAI layer: chunks against plain events on the tool
+    /// workloads (4-character pieces), and argument latency.
+    #[arg(long)]
+    openai: bool,
 }
+
+#[path = "compare/openai.rs"]
+mod openai;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -181,6 +188,10 @@ fn main() {
     } else {
         (7, Duration::from_millis(60))
     };
+    if args.openai {
+        openai::run(batches, batch);
+        return;
+    }
     let all = workloads();
     let dir = args
         .workloads
