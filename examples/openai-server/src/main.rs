@@ -1,0 +1,230 @@
+//! An OpenAI-compatible chat-completions server over retort: `POST
+//! /v1/chat/completions` with `stream: true` (SSE chunks ending with
+//! `data: [DONE]`) or `stream: false` (one `chat.completion`).
+//!
+//! It stands in for a model by replaying a recorded generation through a
+//! bundled template, piece by piece — what a real server does with the text
+//! its model writes. The template decides how the text becomes reasoning,
+//! content and tool calls; `retort::openai` turns that into chunks.
+//!
+//! ```text
+//! cargo run -p retort-openai-server -- --template templates/qwen3.json \
+//!     --generation examples/openai-server/generations/qwen3-weather.txt
+//! ```
+//!
+//! The first line on standard output is `listening on http://ADDR`.
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use clap::Parser as _;
+use retort::Template;
+use retort::openai::{ChunkStream, Options};
+use serde_json::{Value as Json, json};
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+#[derive(clap::Parser, Debug)]
+#[command(about = "OpenAI-compatible server replaying a generation through a template")]
+struct Args {
+    /// The response template (a JSON file).
+    #[arg(long)]
+    template: std::path::PathBuf,
+    /// The recorded generation to replay.
+    #[arg(long)]
+    generation: std::path::PathBuf,
+    /// The prompt that preceded the generation.
+    #[arg(long, default_value = "")]
+    prefix: String,
+    /// Characters per piece fed to the parser (a model's token, roughly).
+    #[arg(long, default_value_t = 3)]
+    piece: usize,
+    /// Pause between pieces, in milliseconds.
+    #[arg(long, default_value_t = 0)]
+    delay_ms: u64,
+    /// Address to listen on (port 0: any free port).
+    #[arg(long, default_value = "127.0.0.1:0")]
+    addr: String,
+}
+
+struct App {
+    template: &'static Template,
+    generation: String,
+    prefix: String,
+    piece: usize,
+    delay: Duration,
+    served: AtomicU64,
+}
+
+fn pieces(text: &str, n: usize) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    chars.chunks(n.max(1)).map(|c| c.iter().collect()).collect()
+}
+
+fn error(status: StatusCode, message: String) -> Response {
+    let body = json!({"error": {"message": message, "type": "invalid_request_error"}});
+    (status, axum::Json(body)).into_response()
+}
+
+fn options(app: &App, request: &Json) -> Result<Options, String> {
+    let n = app.served.fetch_add(1, Ordering::Relaxed);
+    let tools = match request.get("tools") {
+        Some(t) if !t.is_null() => {
+            Some(retort::py::json_loads(&t.to_string()).map_err(|e| format!("tools: {e}"))?)
+        }
+        _ => None,
+    };
+    Ok(Options {
+        tools,
+        completion_id: format!("chatcmpl-retort-{n}"),
+        model: request["model"].as_str().unwrap_or("retort").to_owned(),
+        created: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        ..Options::default()
+    })
+}
+
+async fn completions(State(app): State<Arc<App>>, body: String) -> Response {
+    let request: Json = match serde_json::from_str(&body) {
+        Ok(r) => r,
+        Err(e) => return error(StatusCode::BAD_REQUEST, format!("body: {e}")),
+    };
+    let options = match options(&app, &request) {
+        Ok(o) => o,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e),
+    };
+    if request["stream"].as_bool() != Some(true) {
+        return whole(&app, options);
+    }
+    let (tx, rx) = tokio::sync::mpsc::channel::<String>(64);
+    let worker = app.clone();
+    tokio::spawn(async move {
+        let mut stream = match ChunkStream::new(worker.template, &worker.prefix, options) {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = tx
+                    .send(sse(&json!({"error": {"message": e.to_string()}})))
+                    .await;
+                return;
+            }
+        };
+        for piece in pieces(&worker.generation, worker.piece) {
+            let chunks = match stream.feed(&piece) {
+                Ok(c) => c,
+                Err(e) => {
+                    let _ = tx
+                        .send(sse(&json!({"error": {"message": e.to_string()}})))
+                        .await;
+                    return;
+                }
+            };
+            for c in chunks {
+                if tx.send(sse(&c)).await.is_err() {
+                    return;
+                }
+            }
+            if !worker.delay.is_zero() {
+                tokio::time::sleep(worker.delay).await;
+            }
+        }
+        match stream.finalize(false) {
+            Ok((chunks, _)) => {
+                for c in chunks {
+                    if tx.send(sse(&c)).await.is_err() {
+                        return;
+                    }
+                }
+            }
+            Err(e) => {
+                let _ = tx
+                    .send(sse(&json!({"error": {"message": e.to_string()}})))
+                    .await;
+            }
+        }
+        let _ = tx.send("data: [DONE]\n\n".to_owned()).await;
+    });
+    let body = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|s| (Ok::<_, Infallible>(s), rx))
+    });
+    Response::builder()
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .header(header::CACHE_CONTROL, "no-cache")
+        .body(Body::from_stream(body))
+        .unwrap_or_else(|e| error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))
+}
+
+fn sse(v: &impl serde::Serialize) -> String {
+    format!("data: {}\n\n", serde_json::to_string(v).unwrap_or_default())
+}
+
+/// `stream: false`: the generation parsed in one piece.
+fn whole(app: &App, options: Options) -> Response {
+    let mut stream = match ChunkStream::new(app.template, &app.prefix, options.clone()) {
+        Ok(s) => s,
+        Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    };
+    let done = stream
+        .feed(&app.generation)
+        .and_then(|_| stream.finalize(false));
+    let (chunks, message) = match done {
+        Ok(d) => d,
+        Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    };
+    let finish = chunks
+        .last()
+        .and_then(|c| c.choices[0].finish_reason)
+        .map(|r| serde_json::to_value(r).unwrap_or(Json::Null));
+    let message = retort::openai::message(&message, &options);
+    axum::Json(json!({
+        "id": options.completion_id,
+        "object": "chat.completion",
+        "created": options.created,
+        "model": options.model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": null}],
+    }))
+    .into_response()
+}
+
+#[tokio::main]
+async fn main() {
+    let args = Args::parse();
+    let fail = |what: String| -> ! {
+        eprintln!("error: {what}");
+        std::process::exit(2)
+    };
+    let text = std::fs::read_to_string(&args.template)
+        .unwrap_or_else(|e| fail(format!("{}: {e}", args.template.display())));
+    let template = Template::from_json(&text)
+        .unwrap_or_else(|e| fail(format!("{}: {e}", args.template.display())));
+    let generation = std::fs::read_to_string(&args.generation)
+        .unwrap_or_else(|e| fail(format!("{}: {e}", args.generation.display())));
+    let app = Arc::new(App {
+        template: Box::leak(Box::new(template)),
+        generation,
+        prefix: args.prefix,
+        piece: args.piece,
+        delay: Duration::from_millis(args.delay_ms),
+        served: AtomicU64::new(0),
+    });
+    let router = Router::new()
+        .route("/v1/chat/completions", post(completions))
+        .with_state(app);
+    let listener = tokio::net::TcpListener::bind(&args.addr)
+        .await
+        .unwrap_or_else(|e| fail(format!("{}: {e}", args.addr)));
+    let addr = listener
+        .local_addr()
+        .unwrap_or_else(|e| fail(e.to_string()));
+    println!("listening on http://{addr}");
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    if let Err(e) = axum::serve(listener, router).await {
+        fail(e.to_string());
+    }
+}
