@@ -372,6 +372,17 @@ pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream
                     ::core::result::Result::Ok(Parser { inner: template().parser_with_tools(prefix, tools)? })
                 }
 
+                /// A parser with `options` (lenient mode, work budget,
+                /// limits) and, with `tools`, arguments cast by their types.
+                pub fn with_options(prefix: &str, options: #kr::ParserOptions, tools: ::core::option::Option<&#kr::Value>) -> ::core::result::Result<Parser, #kr::ParseError> {
+                    ::core::result::Result::Ok(Parser { inner: template().parser_with(prefix, options, tools)? })
+                }
+
+                /// (Lenient mode) the regions that gave no value, with their text.
+                pub fn malformed(&self) -> &[#kr::Malformed] {
+                    self.inner.malformed()
+                }
+
                 /// The events the prompt produced, to replay first.
                 pub fn initial_events(&self) -> &[#kr::OwnedEvent] {
                     self.inner.initial_events()

@@ -3,7 +3,9 @@
 //! was generated for (see [`COMPAT_0_1`]).
 
 pub use crate::content::ContentSpec;
-pub use crate::engine::{Events, ParseError, ParseErrorKind, Parser, TypedEvents};
+pub use crate::engine::{
+    Events, Malformed, ParseError, ParseErrorKind, Parser, ParserOptions, TypedEvents,
+};
 pub use crate::event::{Event, OwnedEvent};
 pub use crate::pyre::{
     Assertion, Class, ClassKind, Fold, Inst, One, Peek, Program, Regex, Required, StartScan,
