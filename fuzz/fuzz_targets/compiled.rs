@@ -10,7 +10,8 @@ mod models {
 retort_tests::compiled_runner!(Compiled, models::Model, models::ModelParser);
 
 fn compiled(name: &str) -> Option<Box<dyn retort::conformance::Runner>> {
-    models::Model::from_name(name).map(|m| Box::new(Compiled(m)) as Box<dyn retort::conformance::Runner>)
+    models::Model::from_name(name)
+        .map(|m| Box::new(Compiled(m)) as Box<dyn retort::conformance::Runner>)
 }
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
