@@ -64,7 +64,7 @@ fn the_cli_prints_the_library_chunks_for_each_chunking() {
         assert_eq!(got, library(&template, "", chunk), "--chunk {chunk}");
         let last = got.last().expect("chunks");
         assert_eq!(
-            serde_json::to_value(&last.choices[0].finish_reason).unwrap(),
+            serde_json::to_value(last.choices[0].finish_reason).unwrap(),
             "tool_calls"
         );
         let args: String = got

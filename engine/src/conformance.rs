@@ -242,7 +242,11 @@ pub fn strict_equal(a: &Value, b: &Value) -> bool {
         (Value::List(x), Value::List(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(v, w)| strict_equal(v, w))
         }
-        (Value::Float(x), Value::Float(y)) => x == y,
+        // Results are compared as Python values written out: NaN is NaN,
+        // and 0.0 is not -0.0.
+        (Value::Float(x), Value::Float(y)) => {
+            x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())
+        }
         _ => std::mem::discriminant(a) == std::mem::discriminant(b) && a == b,
     }
 }

@@ -1229,7 +1229,12 @@ mod tests {
     fn end_of_text_assertions_wait_for_the_end() {
         let d = [pat(r"\Z")];
         assert_eq!(decide(&d, "abc", false), Decision::Hold(3));
-        assert_eq!(decide(&d, "abc", true), commit(0, 3, 3));
+        // At the end a match starting at the text's end is never committed
+        // (the reference's hold point is the end): nothing to commit.
+        assert_eq!(decide(&d, "abc", true), Decision::Hold(3));
+        // `$` also matches before a final newline, which is before the end.
+        let d = [pat("$")];
+        assert_eq!(decide(&d, "abc\n", true), commit(0, 3, 3));
     }
 
     #[test]
