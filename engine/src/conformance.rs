@@ -8,11 +8,11 @@
 //! does, so that the test suite and the `retort conformance` command agree
 //! with it.
 
-use crate::engine::{ParseError, Parser};
 use crate::event::{OwnedEvent, coalesce};
 use crate::py::json_loads;
 use crate::template::{Template, TemplateError};
 use crate::value::{Map, NonFinite, Value};
+use crate::{ParseError, Parser};
 
 /// Something that can parse a generation: the run-time [`Template`], or a
 /// compiled parser.

@@ -24,8 +24,9 @@ pub mod content;
 #[cfg(feature = "codegen")]
 #[doc(hidden)]
 pub mod emit;
-pub mod engine;
+pub mod error;
 pub mod event;
+pub mod parser;
 pub mod py;
 pub mod pyre;
 pub mod scan;
@@ -35,10 +36,9 @@ pub mod typed;
 pub mod unicode_tables;
 pub mod value;
 
-pub use engine::{
-    Events, Limits, Malformed, ParseError, ParseErrorKind, Parser, ParserOptions, TypedEvents,
-};
+pub use error::{ParseError, ParseErrorKind};
 pub use event::{Event, OwnedEvent};
+pub use parser::{Events, Limits, Malformed, OpenRegion, Parser, ParserOptions, TypedEvents};
 pub use scan::stream::WorkBudget;
 pub use template::{Template, TemplateError};
 pub use typed::{AssistantMessage, FieldId, Int, ToolCall, Typed, UnknownTemplate};

@@ -3,10 +3,9 @@
 //! was generated for (see [`COMPAT_0_1`]).
 
 pub use crate::content::ContentSpec;
-pub use crate::engine::{
-    Events, Malformed, ParseError, ParseErrorKind, Parser, ParserOptions, TypedEvents,
-};
+pub use crate::error::{ParseError, ParseErrorKind};
 pub use crate::event::{Event, OwnedEvent};
+pub use crate::parser::{Events, Malformed, Parser, ParserOptions, TypedEvents};
 pub use crate::pyre::{
     Assertion, Class, ClassKind, Fold, Inst, One, Peek, Program, Regex, Required, StartScan,
 };

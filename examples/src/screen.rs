@@ -126,7 +126,7 @@ pub struct OpenCaptures {
 
 impl OpenCaptures {
     /// A copy of what `open_region` says.
-    pub fn of(region: Option<retort::engine::OpenRegion<'_>>) -> Option<OpenCaptures> {
+    pub fn of(region: Option<retort::OpenRegion<'_>>) -> Option<OpenCaptures> {
         region.map(|r| OpenCaptures {
             field: r.field.to_owned(),
             captures: r.captures.to_vec(),

@@ -3,7 +3,7 @@
 use crate::json::{JsonReader, Piece};
 use crate::shape::{CallShape, Shape, Source, TextShape};
 use crate::{Error, Options};
-use retort_engine::engine::OpenRegion;
+use retort_engine::OpenRegion;
 use retort_engine::py::{is_space, json_loads};
 use retort_engine::transform::ToolSchemas;
 use retort_engine::typed::{AssistantMessage, ToolCall};

@@ -1,0 +1,270 @@
+//! Regions and the message: routing text to the open region, opening and
+//! closing regions, finishing their values and assembling the message.
+
+use super::*;
+
+impl<'t> Parser<'t> {
+    /// Routes text `[a, b)` of `src` to the current region (dropped if there
+    /// is none).
+    pub(super) fn route(&mut self, src: Hay<'_>, a: usize, b: usize) {
+        let Some(f) = self.current else { return };
+        if a >= b {
+            return;
+        }
+        if !self.opened {
+            self.raw.push(RawEvent::Open(f));
+            self.opened = true;
+            self.body_start = a;
+        }
+        self.body.push_str(src.slice(a, b));
+        // Adjacent pieces of one region are one chunk.
+        if let Some(RawEvent::Chunk { field, end, .. }) = self.raw.last_mut()
+            && *field == f
+            && *end == a
+        {
+            *end = b;
+            return;
+        }
+        self.raw.push(RawEvent::Chunk {
+            field: f,
+            start: a,
+            end: b,
+        });
+    }
+
+    /// An error about the current region's value, carrying its raw text.
+    pub(super) fn field_error(&self, name: &str, message: String) -> ParseError {
+        ParseError {
+            kind: ParseErrorKind::Field,
+            field: Some(name.to_owned()),
+            offset: self.body_start,
+            raw: self.body.clone(),
+            message,
+        }
+    }
+
+    pub(super) fn reset_to_implicit(&mut self) {
+        self.current = self.t.implicit;
+        self.captures.clear();
+        self.body.clear();
+        self.opened = false;
+    }
+
+    /// Moves the values of this call's close events that live in the
+    /// message entries selected by `which` aside, before those entries
+    /// change or move.
+    pub(super) fn detach(&mut self, which: impl Fn(usize) -> bool) {
+        for r in &mut self.raw {
+            if let RawEvent::Close { value, .. } = r
+                && let ValueSlot::Output(k, item) = *value
+                && which(k)
+            {
+                let v = match (self.output.get_index(k), item) {
+                    (Some((_, v)), None) => v.clone(),
+                    (Some((_, Value::List(items))), Some(j)) => {
+                        items.get(j).cloned().unwrap_or(Value::Null)
+                    }
+                    _ => Value::Null,
+                };
+                self.values.push(v);
+                *value = ValueSlot::Aside(self.values.len() - 1);
+            }
+        }
+    }
+
+    /// Closes the open region. In lenient mode a region whose text gives no
+    /// value is recorded as malformed instead of failing.
+    pub(super) fn close_current(&mut self) -> Result<(), ParseError> {
+        let field = self.current.filter(|_| self.opened);
+        match self.close_current_strict() {
+            Err(e) if self.options.lenient && e.kind == ParseErrorKind::Field => {
+                let Some(f) = field else { return Err(e) };
+                self.push_malformed(f, e.offset, e.raw, e.message);
+                self.reset_to_implicit();
+                Ok(())
+            }
+            other => other,
+        }
+    }
+
+    pub(super) fn push_malformed(&mut self, f: u16, offset: usize, raw: String, error: String) {
+        self.malformed.push(Malformed {
+            field: self.t.fields[f as usize].name.clone(),
+            offset,
+            raw,
+            error,
+        });
+        self.raw.push(RawEvent::Malformed {
+            field: f,
+            index: self.malformed.len() - 1,
+        });
+    }
+
+    pub(super) fn close_current_strict(&mut self) -> Result<(), ParseError> {
+        let Some(f) = self.current.filter(|_| self.opened) else {
+            self.reset_to_implicit();
+            return Ok(());
+        };
+        let field = &self.t.fields[f as usize];
+        let value = finish_region_owned(
+            &field.content,
+            field.transform.as_ref(),
+            field.transform_each,
+            std::mem::take(&mut self.body),
+            &self.captures,
+            &field.name,
+            self.tools.as_ref(),
+        )
+        .map_err(|(e, body)| {
+            self.body = body;
+            self.field_error(&field.name, e.to_string())
+        })?;
+        let name = &field.name;
+        let existing = self.output.get_index_of(name);
+        let slot = if let Some(sep) = &field.join {
+            let Value::Str(piece) = value else {
+                let message = format!(
+                    "Field '{name}': 'join' requires each match to parse to a string, got {}.",
+                    value.type_name()
+                );
+                return Err(self.field_error(name, message));
+            };
+            // Python's `previous is None` test: a default of `null` counts
+            // as no previous value; any other previous value must be a
+            // string to concatenate.
+            let previous = match existing {
+                Some(k) => self.output.get_index(k).map(|(_, v)| v),
+                None => self.t.defaults.get(name),
+            };
+            match previous {
+                None | Some(Value::Null) => {
+                    if let Some(k) = existing {
+                        self.detach(|i| i == k);
+                    }
+                    let (k, _) = self.output.insert_full(name.clone(), Value::Str(piece));
+                    ValueSlot::Output(k, None)
+                }
+                Some(Value::Str(prev)) => {
+                    let mut joined = String::with_capacity(prev.len() + sep.len() + piece.len());
+                    joined.push_str(prev);
+                    joined.push_str(sep);
+                    joined.push_str(&piece);
+                    if let Some(k) = existing {
+                        self.detach(|i| i == k);
+                    }
+                    self.output.insert(name.clone(), Value::Str(joined));
+                    self.values.push(Value::Str(piece));
+                    ValueSlot::Aside(self.values.len() - 1)
+                }
+                Some(other) => {
+                    // The reference evaluates `previous + join + value`, so
+                    // Python's message names the previous value's type.
+                    let message = match other {
+                        Value::List(_) => {
+                            "TypeError: can only concatenate list (not \"str\") to list".to_owned()
+                        }
+                        _ => format!(
+                            "TypeError: unsupported operand type(s) for +: '{}' and 'str'",
+                            other.type_name()
+                        ),
+                    };
+                    return Err(self.field_error(name, message));
+                }
+            }
+        } else if field.repeats {
+            let k = match existing {
+                Some(k) => k,
+                None => match self.t.defaults.get(name) {
+                    // `append` to the default's list (a copy of it).
+                    Some(default) => self.output.insert_full(name.clone(), default.clone()).0,
+                    None => {
+                        self.output
+                            .insert_full(name.clone(), Value::List(Vec::new()))
+                            .0
+                    }
+                },
+            };
+            match self.output.get_index_mut(k) {
+                Some((_, Value::List(items))) => {
+                    items.push(value);
+                    ValueSlot::Output(k, Some(items.len() - 1))
+                }
+                Some((_, other)) => {
+                    let message =
+                        format!("'{}' object has no attribute 'append'", other.type_name());
+                    return Err(self.field_error(name, message));
+                }
+                None => {
+                    self.values.push(value);
+                    ValueSlot::Aside(self.values.len() - 1)
+                }
+            }
+        } else {
+            if let Some(k) = existing {
+                self.detach(|i| i == k);
+            }
+            let (k, _) = self.output.insert_full(name.clone(), value);
+            ValueSlot::Output(k, None)
+        };
+        self.raw.push(RawEvent::Close {
+            field: f,
+            value: slot,
+        });
+        self.reset_to_implicit();
+        Ok(())
+    }
+
+    pub(super) fn open_explicit(&mut self, f: u16, captures: Vec<(String, String)>, at: usize) {
+        self.current = Some(f);
+        self.captures = captures;
+        self.body.clear();
+        self.opened = true;
+        self.body_start = at;
+        self.raw.push(RawEvent::Open(f));
+    }
+
+    /// Applies a delimiter match. Returns whether the reference's loop goes
+    /// on (it stops after a zero-width close of a region that received
+    /// nothing).
+    pub(super) fn commit(
+        &mut self,
+        src: Hay<'_>,
+        w: Watch,
+        start: usize,
+        end: usize,
+        captures: Vec<(String, String)>,
+    ) -> Result<bool, ParseError> {
+        self.route(src, self.pos, start);
+        if start == end && end == self.pos {
+            self.idle_commits += 1;
+            // Every state of the region machine has been visited at this
+            // offset without consuming text: the reference loops forever.
+            if self.idle_commits > 2 * (self.t.fields.len() + 2) {
+                return Err(ParseError {
+                    kind: ParseErrorKind::NoProgress,
+                    field: Some(self.t.fields[w.field as usize].name.clone()),
+                    offset: start,
+                    raw: String::new(),
+                    message: format!("delimiters keep matching the empty string at byte {start}"),
+                });
+            }
+        } else {
+            self.idle_commits = 0;
+        }
+        self.pos = end;
+        match w.kind {
+            Kind::Open => {
+                self.close_current()?;
+                self.open_explicit(w.field, captures, end);
+                Ok(true)
+            }
+            Kind::Close => {
+                let had_content = self.opened;
+                self.close_current()?;
+                Ok(had_content || start != end)
+            }
+        }
+    }
+
+    // ----- the generation: streaming scan -----------------------------------
+}

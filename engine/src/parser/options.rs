@@ -1,0 +1,102 @@
+//! How a parser treats errors and how much it may hold and compute.
+
+/// Bounds on what one parser holds (see `docs/limits.md`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Limits {
+    /// The most undecided text the parser may hold (text that may still
+    /// begin a delimiter), in bytes.
+    pub max_held: usize,
+    /// The most text one region may collect before it closes, in bytes.
+    pub max_region: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_held: 16 << 20,
+            max_region: 256 << 20,
+        }
+    }
+}
+
+impl Limits {
+    /// The same limits with another `max_held`.
+    pub fn with_max_held(mut self, bytes: usize) -> Limits {
+        self.max_held = bytes;
+        self
+    }
+
+    /// The same limits with another `max_region`.
+    pub fn with_max_region(mut self, bytes: usize) -> Limits {
+        self.max_region = bytes;
+        self
+    }
+
+    /// No limits (the default limits are generous; this is for callers that
+    /// bound their input elsewhere).
+    pub fn none() -> Limits {
+        Limits {
+            max_held: usize::MAX,
+            max_region: usize::MAX,
+        }
+    }
+}
+
+/// How a parser treats errors in the model's output and how much it may
+/// hold and compute.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ParserOptions {
+    /// Lenient mode: a region that gives no value is reported by an
+    /// [`Event::RegionMalformed`] (and kept in [`Parser::malformed`])
+    /// instead of ending the stream, missing required fields are reported
+    /// the same way at finalize, and a delimiter pattern that exceeds the
+    /// work budget turns the rest of the generation into text of the open
+    /// region. Valid output parses exactly as in strict mode.
+    pub lenient: bool,
+    /// The backtracking path's work budget.
+    pub budget: crate::WorkBudget,
+    /// Bounds on held text.
+    pub limits: Limits,
+}
+
+impl ParserOptions {
+    /// The default options (strict, default budget and limits).
+    pub fn new() -> ParserOptions {
+        ParserOptions::default()
+    }
+
+    /// The same options, lenient or strict.
+    pub fn lenient(mut self, on: bool) -> ParserOptions {
+        self.lenient = on;
+        self
+    }
+
+    /// The same options with another work budget.
+    pub fn budget(mut self, budget: crate::WorkBudget) -> ParserOptions {
+        self.budget = budget;
+        self
+    }
+
+    /// The same options with other limits.
+    pub fn limits(mut self, limits: Limits) -> ParserOptions {
+        self.limits = limits;
+        self
+    }
+}
+
+/// A region that gave no value (lenient mode), with its text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Malformed {
+    /// The field.
+    pub field: String,
+    /// Byte offset of the region's text in the parser's text (the truncated
+    /// prompt followed by the generation).
+    pub offset: usize,
+    /// The region's text as the model wrote it (empty for a missing
+    /// required field).
+    pub raw: String,
+    /// The error strict mode would have raised.
+    pub error: String,
+}
