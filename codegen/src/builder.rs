@@ -344,6 +344,21 @@ impl Builder {
                     match self { #(#model::#variants => #mods::template(),)* }
                 }
 
+                /// The literal search the template's generated machine runs in
+                /// state `ws` (see `retort::machine`); `None` where the state
+                /// runs on the engine's scanner. For differential tests.
+                #[doc(hidden)]
+                pub fn machine_find_literal(self, ws: usize, bytes: &[u8], eos: bool) -> ::core::option::Option<#kr::LiteralHit> {
+                    match self { #(#model::#variants => #kr::Machine::find_literal(#mods::Machine, ws, bytes, eos),)* }
+                }
+
+                /// The quick-path test the template's generated machine runs in
+                /// state `ws`; `None` where the engine tests. For differential tests.
+                #[doc(hidden)]
+                pub fn machine_quick_takes(self, ws: usize, text: &[u8]) -> ::core::option::Option<bool> {
+                    match self { #(#model::#variants => #kr::Machine::quick_takes(#mods::Machine, ws, text),)* }
+                }
+
                 /// A parser of this template's output.
                 pub fn parser(self, prefix: &str) -> ::core::result::Result<#any_parser, #kr::ParseError> {
                     ::core::result::Result::Ok(match self {
@@ -407,9 +422,15 @@ impl Builder {
                     }
                 }
 
-                /// The engine underneath.
-                pub fn engine(&self) -> &#kr::Parser<'static> {
-                    match self { #(#any_parser::#variants(p) => p.engine(),)* }
+                /// The region open at the end of what was fed, with what its
+                /// opening delimiter captured (see `Parser::open_region`).
+                pub fn open_region(&self) -> ::core::option::Option<#kr::OpenRegion<'_>> {
+                    match self { #(#any_parser::#variants(p) => p.engine().open_region(),)* }
+                }
+
+                /// The template underneath.
+                pub fn template(&self) -> &'static #kr::Template {
+                    match self { #(#any_parser::#variants(p) => p.engine().template(),)* }
                 }
             }
 

@@ -40,6 +40,7 @@
 
 mod builder;
 mod diagnostic;
+pub mod machine;
 mod module;
 pub mod types;
 

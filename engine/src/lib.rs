@@ -26,6 +26,7 @@ pub mod content;
 pub mod emit;
 pub mod error;
 pub mod event;
+pub mod machine;
 pub mod parser;
 pub mod py;
 pub mod pyre;
@@ -38,6 +39,7 @@ pub mod value;
 
 pub use error::{ParseError, ParseErrorKind};
 pub use event::{Event, OwnedEvent};
+pub use machine::{LiteralHit, Machine};
 pub use parser::{Events, Limits, Malformed, OpenRegion, Parser, ParserOptions, TypedEvents};
 pub use scan::stream::WorkBudget;
 pub use template::{Template, TemplateError};

@@ -5,7 +5,8 @@
 pub use crate::content::ContentSpec;
 pub use crate::error::{ParseError, ParseErrorKind};
 pub use crate::event::{Event, OwnedEvent};
-pub use crate::parser::{Events, Malformed, Parser, ParserOptions, TypedEvents};
+pub use crate::machine::{LiteralHit, Machine};
+pub use crate::parser::{Events, Malformed, OpenRegion, Parser, ParserOptions, TypedEvents};
 pub use crate::pyre::{
     Assertion, Class, ClassKind, Fold, Inst, One, Peek, Program, Regex, Required, StartScan,
 };
@@ -17,6 +18,7 @@ pub use crate::typed::{
     AssistantMessage, FieldId, Int, Mismatch, REASONING_KEYS, ToolCall, Typed, UnknownTemplate,
 };
 pub use crate::value::{Map, Value};
+pub use memchr;
 pub use serde;
 pub use std::borrow::Cow;
 pub use std::sync::LazyLock;
@@ -181,4 +183,12 @@ pub fn conversion_bug(m: Mismatch) -> ParseError {
         raw: String::new(),
         message: format!("typed conversion failed after its check: {m}"),
     }
+}
+
+/// Whether `tail` (shorter than the longest of `lits`) is a proper prefix
+/// of one of `lits`: the text ends inside that literal.
+#[inline]
+pub fn is_partial_of_any(tail: &[u8], lits: &[&[u8]]) -> bool {
+    lits.iter()
+        .any(|l| tail.len() < l.len() && l.starts_with(tail))
 }

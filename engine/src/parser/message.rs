@@ -3,7 +3,7 @@
 
 use super::*;
 
-impl<'t> Parser<'t> {
+impl<'t, M: Machine<'t>> Parser<'t, M> {
     /// Routes text `[a, b)` of `src` to the current region (dropped if there
     /// is none).
     pub(super) fn route(&mut self, src: Hay<'_>, a: usize, b: usize) {

@@ -27,6 +27,7 @@
 
 pub use crate::error::{ParseError, ParseErrorKind};
 use crate::event::{Event, OwnedEvent};
+use crate::machine::Machine;
 use crate::scan::delimiter::Delimiter;
 use crate::scan::guards::GuardState;
 use crate::scan::stream::{
@@ -106,7 +107,10 @@ impl TextBuf {
 /// Created by [`Template::parser`]; feed it text with [`Parser::feed`] and
 /// end with [`Parser::finalize`].
 #[derive(Clone, Debug)]
-pub struct Parser<'t> {
+pub struct Parser<'t, M = &'t Template> {
+    /// The machine: the template, and code specialised to it.
+    m: M,
+    /// `m.template()`, kept at hand.
     t: &'t Template,
     tools: Option<ToolSchemas>,
     text: TextBuf,
@@ -159,11 +163,7 @@ impl Template {
         options: ParserOptions,
         tools: Option<&Value>,
     ) -> Result<Parser<'_>, ParseError> {
-        let schemas = match tools {
-            Some(tools) => Some(Self::schemas(tools)?),
-            None => None,
-        };
-        Parser::new(self, prefix, schemas, options)
+        Parser::with_machine(self, prefix, options, tools)
     }
 
     fn schemas(tools: &Value) -> Result<ToolSchemas, ParseError> {
@@ -191,14 +191,31 @@ impl Template {
     }
 }
 
-impl<'t> Parser<'t> {
+impl<'t, M: Machine<'t>> Parser<'t, M> {
+    /// A parser running machine `m` (generated code's constructor; see
+    /// [`Template::parser_with`] for the arguments).
+    pub fn with_machine(
+        m: M,
+        prefix: &str,
+        options: ParserOptions,
+        tools: Option<&Value>,
+    ) -> Result<Parser<'t, M>, ParseError> {
+        let schemas = match tools {
+            Some(tools) => Some(Template::schemas(tools)?),
+            None => None,
+        };
+        Parser::new(m, prefix, schemas, options)
+    }
+
     fn new(
-        t: &'t Template,
+        m: M,
         prefix: &str,
         tools: Option<ToolSchemas>,
         options: ParserOptions,
-    ) -> Result<Parser<'t>, ParseError> {
+    ) -> Result<Parser<'t, M>, ParseError> {
+        let t = m.template();
         let mut p = Parser {
+            m,
             t,
             tools: tools.filter(|s| !s.is_empty()),
             text: TextBuf::default(),
@@ -264,14 +281,18 @@ impl<'t> Parser<'t> {
         {
             return None;
         }
-        let ws = self.watch_set();
+        let wi = self.watch_index();
+        let ws = &self.t.watch_sets[wi];
+        let specialised = self.m.has_quick(wi);
         if let Some(set) = &ws.literals {
-            return (set.firsts.members.len() == 1).then_some(Quick {
+            return (specialised || set.firsts.members.len() == 1).then_some(Quick {
+                ws: wi as u16,
                 stops: &set.firsts,
                 loop_bytes: None,
             });
         }
-        (ws.stops.members.len() == 1).then_some(Quick {
+        (specialised || ws.stops.members.len() == 1).then_some(Quick {
+            ws: wi as u16,
             stops: &ws.stops,
             loop_bytes: ws
                 .loops
@@ -367,7 +388,10 @@ impl<'t> Parser<'t> {
     /// that might start a delimiter is kept until the next call decides it.
     pub fn feed<'a>(&'a mut self, text: &'a str) -> Result<Events<'a>, ParseError> {
         if let (Some(q), Some(field)) = (self.quick, self.current)
-            && q.takes(text.as_bytes())
+            && self
+                .m
+                .quick_takes(q.ws as usize, text.as_bytes())
+                .unwrap_or_else(|| q.takes(text.as_bytes()))
         {
             return Ok(self.feed_quick(text, field));
         }
@@ -606,11 +630,16 @@ impl<'t> Parser<'t> {
     }
 
     fn watch_set(&self) -> &'t WatchSet {
-        let i = match self.current {
+        &self.t.watch_sets[self.watch_index()]
+    }
+
+    /// The current state: the index of the watch set that can end it.
+    #[inline]
+    fn watch_index(&self) -> usize {
+        match self.current {
             Some(f) if Some(f) != self.t.implicit => f as usize,
             _ => self.t.fields.len(),
-        };
-        &self.t.watch_sets[i]
+        }
     }
 
     // ----- lookbehind trackers (see crate::scan::guards) ---------------
@@ -683,9 +712,14 @@ impl<'t> Parser<'t> {
                 }
                 return Ok(());
             }
-            let ws = self.watch_set();
+            let wi = self.watch_index();
+            let ws = &self.t.watch_sets[wi];
             let delims: &[Delimiter] = &self.t.delimiters;
-            self.scan.advance(ws, delims, &src, &self.guards, eos);
+            let m = self.m;
+            self.scan
+                .advance_with(ws, delims, &src, &self.guards, eos, |bytes, eos| {
+                    m.find_literal(wi, bytes, eos)
+                });
             let decision = match self.scan.decide(ws, delims, &src, eos) {
                 Ok(d) => d,
                 Err(ScanError::Budget) if self.options.lenient => {
@@ -757,6 +791,8 @@ impl<'t> Parser<'t> {
 /// The quick path's test (see [`Parser::quick_stop`]).
 #[derive(Clone, Copy, Debug)]
 struct Quick<'t> {
+    /// The watch set (parser state) the test is for.
+    ws: u16,
     /// The bytes at which a watched delimiter can begin (one byte).
     stops: &'t ByteSet,
     /// With leading loops (`\s*<tool_call>`): their ASCII bytes. A piece

@@ -6,6 +6,7 @@
 //! not only once its value is known at the close.
 
 use super::Parser;
+use crate::Machine;
 
 /// The region a parser has open: its field and what its open delimiter
 /// captured.
@@ -18,7 +19,7 @@ pub struct OpenRegion<'p> {
     pub captures: &'p [(String, String)],
 }
 
-impl Parser<'_> {
+impl<'t, M: Machine<'t>> Parser<'t, M> {
     /// The explicit region open after the last call, if any. A region that
     /// opened and closed within one call is not reported (its close event
     /// carries the value); the implicit region is never reported, as it has

@@ -3,7 +3,7 @@
 
 use super::*;
 
-impl<'t> Parser<'t> {
+impl<'t, M: Machine<'t>> Parser<'t, M> {
     /// Processes the truncated prompt exactly as the reference's `feed`
     /// does: per watched delimiter, `search(..., partial=True)`, then its
     /// commit-or-hold rule.

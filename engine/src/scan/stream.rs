@@ -18,6 +18,7 @@
 //! turn; a start whose attempt did not touch the end of the text is settled
 //! for good, so only undecided starts are tried again when text arrives.
 
+use crate::machine::LiteralHit;
 use crate::pyre::MatchError;
 use crate::scan::delimiter::{Delimiter, DelimiterSource, Matcher};
 use crate::scan::table::{CERTAIN, DEAD, DfaTable, FUT, LATER, MATCH};
@@ -291,6 +292,55 @@ impl LiteralSet {
             firsts,
             finder,
         })
+    }
+
+    /// The first literal of the watch set `ws` (whose literals these are)
+    /// in `bytes`: the engine's search, from the IR (generated machines
+    /// compile the same decision into code; see [`crate::machine`]).
+    pub fn search(&self, ws: &WatchSet, bytes: &[u8], eos: bool) -> LiteralHit {
+        let mut i = 0;
+        // `memmem` pays a set-up cost that a streamed piece of a few bytes
+        // does not repay; it is used on long texts only.
+        if let Some(f) = &self.finder
+            && bytes.len() >= 64
+        {
+            match f.find(bytes) {
+                Some(at) => i = at,
+                None => i = bytes.len().saturating_sub(f.needle().len() - 1),
+            }
+        }
+        while let Some(at) = self.find_first(bytes, i) {
+            let tail = &bytes[at..];
+            let mut partial = false;
+            // (length, kind, name rank, entry): the reference's order.
+            let mut best: Option<(usize, Kind, u16, usize)> = None;
+            for (k, lit) in &self.lits {
+                let lit: &[u8] = lit;
+                if tail.len() >= lit.len() {
+                    if tail.starts_with(lit) {
+                        let w = ws.entries[*k];
+                        let key = (lit.len(), w.kind, w.name_rank, *k);
+                        let better = best.is_none_or(|b| {
+                            (usize::MAX - key.0, key.1, key.2, key.3)
+                                < (usize::MAX - b.0, b.1, b.2, b.3)
+                        });
+                        if better {
+                            best = Some(key);
+                        }
+                    }
+                } else if !eos && lit.starts_with(tail) {
+                    partial = true;
+                }
+            }
+            if partial {
+                return LiteralHit::Partial(at);
+            }
+            if let Some((len, _, _, entry)) = best {
+                return LiteralHit::Found { at, len, entry };
+            }
+            i = at + 1;
+        }
+        LiteralHit::Nothing
     }
 
     /// The first offset at or after `from` in `text` where a literal may
@@ -585,10 +635,24 @@ impl StreamScan {
         guards: &dyn Guards,
         eos: bool,
     ) {
+        self.advance_with(ws, delims, hay, guards, eos, |_, _| None);
+    }
+
+    /// [`StreamScan::advance`], with a machine's specialised search for a
+    /// literal watch set (`None`: the engine's own search).
+    pub fn advance_with(
+        &mut self,
+        ws: &WatchSet,
+        delims: &[Delimiter],
+        hay: &Hay<'_>,
+        guards: &dyn Guards,
+        eos: bool,
+        literal: impl FnOnce(&[u8], bool) -> Option<LiteralHit>,
+    ) {
         self.refresh();
         let len = hay.end();
         if let Some(set) = &ws.literals {
-            self.advance_literals(ws, set, hay, eos);
+            self.advance_literals(ws, set, hay, eos, literal);
             return;
         }
         let bytes = hay.text.as_bytes();
@@ -735,7 +799,14 @@ impl StreamScan {
     /// order, the longest literal that matches there (then opens before
     /// closes, then by field name) is the choice, unless the text ends in the
     /// middle of some literal there: that place is then held.
-    fn advance_literals(&mut self, ws: &WatchSet, set: &LiteralSet, hay: &Hay<'_>, eos: bool) {
+    fn advance_literals(
+        &mut self,
+        ws: &WatchSet,
+        set: &LiteralSet,
+        hay: &Hay<'_>,
+        eos: bool,
+        specialised: impl FnOnce(&[u8], bool) -> Option<LiteralHit>,
+    ) {
         if self.lit_found.is_some() {
             return;
         }
@@ -747,60 +818,25 @@ impl StreamScan {
         if eos {
             self.ended = true;
         }
-        let mut i = 0;
-        // `memmem` pays a set-up cost that a streamed piece of a few bytes
-        // does not repay; it is used on long texts only.
-        if let Some(f) = &set.finder
-            && bytes.len() >= 64
-        {
-            match f.find(bytes) {
-                Some(at) => i = at,
-                None => i = bytes.len().saturating_sub(f.needle().len() - 1),
-            }
-        }
-        while let Some(at) = set.find_first(bytes, i) {
-            let tail = &bytes[at..];
-            let mut partial = false;
-            // (length, kind, name rank, entry): the reference's order.
-            let mut best: Option<(usize, Kind, u16, usize)> = None;
-            for (k, lit) in &set.lits {
-                let lit: &[u8] = lit;
-                if tail.len() >= lit.len() {
-                    if tail.starts_with(lit) {
-                        let w = ws.entries[*k];
-                        let key = (lit.len(), w.kind, w.name_rank, *k);
-                        let better = best.is_none_or(|b| {
-                            (usize::MAX - key.0, key.1, key.2, key.3)
-                                < (usize::MAX - b.0, b.1, b.2, b.3)
-                        });
-                        if better {
-                            best = Some(key);
-                        }
-                    }
-                } else if !eos && lit.starts_with(tail) {
-                    partial = true;
-                }
-            }
-            let start = from + at;
-            if partial {
-                self.lit_hold = Some(start);
-                self.frontier = start;
-                return;
-            }
-            if let Some((n, _, _, k)) = best {
+        let hit = specialised(bytes, eos).unwrap_or_else(|| set.search(ws, bytes, eos));
+        match hit {
+            LiteralHit::Found { at, len: n, entry } => {
+                let start = from + at;
                 self.lit_found = Some((
-                    k,
+                    entry,
                     Found {
                         start,
                         end: start + n,
                     },
                 ));
                 self.frontier = len;
-                return;
             }
-            i = at + 1;
+            LiteralHit::Partial(at) => {
+                self.lit_hold = Some(from + at);
+                self.frontier = from + at;
+            }
+            LiteralHit::Nothing => self.frontier = len,
         }
-        self.frontier = len;
     }
 
     /// Bytes read so far, counting re-reads: the measure of scanning work.

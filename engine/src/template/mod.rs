@@ -415,8 +415,15 @@ impl Template {
         self.fields.iter().position(|f| f.name == name)
     }
 
+    /// The parser's states: per explicit field `f`, `watch_sets()[f]` (the
+    /// delimiters that can end its region), and last the state outside
+    /// explicit regions. Each holds the delimiters watched there, in the
+    /// reference's order, with what the scanner precomputed.
+    pub fn watch_sets(&self) -> &[WatchSet] {
+        &self.watch_sets
+    }
+
     /// The delimiter with index `i` (as in [`Field::open`] / [`Field::close`]).
-    #[doc(hidden)]
     pub fn delimiter(&self, i: usize) -> &Delimiter {
         &self.delimiters[i]
     }

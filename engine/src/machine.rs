@@ -1,0 +1,96 @@
+//! The seam between the parser and code generated for one template.
+//!
+//! [`Parser`](crate::Parser) is generic over a [`Machine`]: the template it
+//! runs, plus hooks through which a machine may answer the hot questions of
+//! streaming with code of its own instead of the generic engine's
+//! data-driven answer. The run-time machine is `&Template` itself and answers
+//! none of them (every hook's provided body says "ask the engine").
+//! `retort-codegen` writes, per template, a zero-sized machine whose hooks are
+//! that template's states compiled in: for each parser state (watch set)
+//! whose delimiters are literals, the literals as constants found with
+//! `memchr` and compared inline, in the reference's priority order, with the
+//! partial-match holdback for that state's literals only; for each state, the
+//! byte test of the quick path as a constant.
+//!
+//! # WARNING
+//!
+//! This is not a stable API. Generated code implements it and checks the
+//! version it was generated for (`__private::COMPAT_0_1`); anything else that
+//! implements it must give, for every input, exactly what the provided
+//! bodies give, or the parser stops reproducing the reference. The
+//! differential tests (`tests/compiled.rs`, the compiled fuzz target, and
+//! the machine property test) hold generated machines to that.
+
+use crate::template::Template;
+use std::fmt::Debug;
+
+/// Where the first delimiter of a literal watch set lies in a text.
+///
+/// Literal watch sets (every delimiter a list of literal strings needing no
+/// regex at commit) are decided position by position: at the first position
+/// where some literal could begin, either the text ends inside a literal
+/// (hold there), or the best complete literal there is the match (longest,
+/// then opens before closes, then by field name, then by entry), or the scan
+/// goes on at the next position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LiteralHit {
+    /// Watch entry `entry` matches `len` bytes at `at`.
+    Found {
+        /// Offset of the match in the searched bytes.
+        at: usize,
+        /// The match's length in bytes.
+        len: usize,
+        /// The index of the watch entry (in the watch set) it belongs to.
+        entry: usize,
+    },
+    /// The text ends at `at` inside a literal: what follows decides.
+    Partial(usize),
+    /// No literal begins in the text.
+    Nothing,
+}
+
+/// A template as the parser runs it: the IR and, for compiled templates,
+/// code specialised to it. See the module documentation.
+pub trait Machine<'t>: Copy + Debug {
+    /// The template's IR.
+    fn template(self) -> &'t Template;
+
+    /// Searches `bytes` for the literals of watch set `ws` (an index into
+    /// the template's watch sets, which holds only literals); `eos` says
+    /// that no text follows. `None`: no specialised search for this watch
+    /// set, the engine searches from the IR.
+    #[inline(always)]
+    fn find_literal(self, ws: usize, bytes: &[u8], eos: bool) -> Option<LiteralHit> {
+        let _ = (ws, bytes, eos);
+        None
+    }
+
+    /// Whether [`Machine::quick_takes`] answers for watch set `ws`: then
+    /// the quick path is open in that state however many bytes may begin
+    /// its delimiters (the engine's own test takes one byte only).
+    #[inline(always)]
+    fn has_quick(self, ws: usize) -> bool {
+        let _ = ws;
+        false
+    }
+
+    /// The quick path's test for watch set `ws` (see
+    /// `Parser::feed`): whether `text` — a piece fed while everything before
+    /// it is decided — holds no byte at which a delimiter of the watch set
+    /// may begin and does not end inside a delimiter's leading loop, so
+    /// that all of it is text of the open region. `None`: no specialised
+    /// test, the engine tests from the IR.
+    #[inline(always)]
+    fn quick_takes(self, ws: usize, text: &[u8]) -> Option<bool> {
+        let _ = (ws, text);
+        None
+    }
+}
+
+/// The run-time machine: the template's data, no specialised code.
+impl<'t> Machine<'t> for &'t Template {
+    #[inline(always)]
+    fn template(self) -> &'t Template {
+        self
+    }
+}

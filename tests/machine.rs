@@ -1,0 +1,133 @@
+//! The generated machines against the engine: for every bundled template
+//! and every parser state, the generated literal search and quick-path test
+//! give exactly what the engine computes from the IR, on texts built from
+//! the state's own delimiters (whole, cut short, run together) and other
+//! bytes. `tests/compiled.rs` checks the same through whole parses.
+
+mod vectors {
+    include!(concat!(env!("OUT_DIR"), "/vector_templates.rs"));
+}
+
+use retort::LiteralHit;
+use retort::scan::stream::WatchSet;
+use vectors::Vector;
+
+/// xorshift64: deterministic texts without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// The byte strings a state's texts are made of: its delimiters' literals
+/// (or, for patterns, their first bytes), their prefixes, and fillers.
+fn pieces(t: &retort::Template, ws: &WatchSet) -> Vec<Vec<u8>> {
+    let mut out: Vec<Vec<u8>> = ["a", " ", "\n", "é", "<", "[", "|", "x y", "\t"]
+        .iter()
+        .map(|s| s.as_bytes().to_vec())
+        .collect();
+    if let Some(set) = &ws.literals {
+        for (_, l) in &set.lits {
+            out.push(l.to_vec());
+            for cut in 1..l.len() {
+                out.push(l[..cut].to_vec());
+            }
+        }
+    }
+    for w in &ws.entries {
+        let d = t.delimiter(w.delim as usize);
+        for (b, on) in d.first_bytes.iter().enumerate() {
+            if *on && b < 128 {
+                out.push(vec![b as u8]);
+            }
+        }
+    }
+    out
+}
+
+/// The engine's quick-path test, from the IR (`Parser::feed`'s rule).
+fn engine_quick(ws: &WatchSet, text: &[u8]) -> bool {
+    let Some(&last) = text.last() else {
+        return false;
+    };
+    let (stops, loops) = match &ws.literals {
+        Some(set) => (&set.firsts, None),
+        None => (
+            &ws.stops,
+            ws.loops
+                .iter()
+                .any(Option::is_some)
+                .then_some(&ws.loop_bytes),
+        ),
+    };
+    if let Some(l) = loops
+        && (last >= 128 || l[last as usize])
+    {
+        return false;
+    }
+    !text.iter().any(|b| stops.table[*b as usize])
+}
+
+#[test]
+fn generated_states_agree_with_the_engine() {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut literal_checks = 0usize;
+    let mut quick_checks = 0usize;
+    for &v in Vector::ALL {
+        let t = v.template();
+        for (wi, ws) in t.watch_sets().iter().enumerate() {
+            let parts = pieces(t, ws);
+            for round in 0..400 {
+                let mut text = Vec::new();
+                // Short pieces (as streamed) and long ones (past the
+                // threshold where generated code switches to memchr/memmem).
+                let n = if round % 4 == 0 { 40 } else { 1 + rng.below(6) };
+                for _ in 0..n {
+                    text.extend_from_slice(&parts[rng.below(parts.len())]);
+                }
+                // Only whole characters are ever searched.
+                let Ok(text) = std::str::from_utf8(&text) else {
+                    continue;
+                };
+                let bytes = text.as_bytes();
+                for eos in [false, true] {
+                    if let Some(set) = &ws.literals {
+                        let engine = set.search(ws, bytes, eos);
+                        let generated = v.machine_find_literal(wi, bytes, eos);
+                        assert_eq!(
+                            generated,
+                            Some(engine),
+                            "{v:?} state {wi}, eos {eos}, text {text:?}"
+                        );
+                        literal_checks += 1;
+                    } else {
+                        assert_eq!(
+                            v.machine_find_literal(wi, bytes, eos),
+                            None::<LiteralHit>,
+                            "{v:?} state {wi}: not a literal state"
+                        );
+                    }
+                }
+                if let Some(generated) = v.machine_quick_takes(wi, bytes) {
+                    assert_eq!(
+                        generated,
+                        engine_quick(ws, bytes),
+                        "{v:?} state {wi}, text {text:?}"
+                    );
+                    quick_checks += 1;
+                }
+            }
+        }
+    }
+    // Every bundled template has literal states and quick tests to check.
+    assert!(literal_checks > 10_000, "{literal_checks} literal searches");
+    assert!(quick_checks > 10_000, "{quick_checks} quick tests");
+}
