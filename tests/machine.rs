@@ -4,6 +4,8 @@
 //! the state's own delimiters (whole, cut short, run together) and other
 //! bytes. `tests/compiled.rs` checks the same through whole parses.
 
+// Only the machines and templates are used here.
+#[allow(dead_code)]
 mod vectors {
     include!(concat!(env!("OUT_DIR"), "/vector_templates.rs"));
 }
