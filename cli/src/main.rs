@@ -240,6 +240,19 @@ fn check(arg: &str, verbose: bool) -> Result<(), Failure> {
     }
     if verbose {
         print!("{}", explain::delimiter_report(&d, base));
+        println!("compiled parser (`retort gen`, response_template!), per state:");
+        for s in retort_codegen::machine::plan(&t) {
+            println!(
+                "  {:<36} {}{}",
+                s.name,
+                s.search(),
+                if s.quick_test {
+                    "; quick-path test generated"
+                } else {
+                    ""
+                }
+            );
+        }
     } else if !d.linear {
         println!(
             "note: some delimiters use the backtracking path (not linear-time); \

@@ -36,17 +36,45 @@ pub struct StatePlan {
     pub literal_search: bool,
     /// The quick path's byte test is generated.
     pub quick_test: bool,
+    /// Some delimiter of the state runs on the engine's backtracking path
+    /// (back-references, lookarounds off the DFA plan).
+    pub backtracking: bool,
 }
 
-/// The plan for every state of `t`, in watch-set order.
+impl StatePlan {
+    /// How the compiled parser searches this state, in words.
+    pub fn search(&self) -> &'static str {
+        if self.literal_search {
+            "literals compared by generated code"
+        } else if self.backtracking {
+            "the engine's backtracking matcher (falls back)"
+        } else {
+            "the engine's automaton scanner over the template's DFA tables"
+        }
+    }
+}
+
+/// The plan for every state of `t`, in watch-set order (the implicit
+/// field has no state of its own: its text is what lies outside explicit
+/// regions).
 pub fn plan(t: &Template) -> Vec<StatePlan> {
+    let implicit = t.implicit_field().map(|f| f.name.as_str());
     t.watch_sets()
         .iter()
         .enumerate()
+        .filter(|(i, _)| {
+            t.fields()
+                .get(*i)
+                .is_none_or(|f| Some(f.name.as_str()) != implicit)
+        })
         .map(|(i, ws)| StatePlan {
             name: state_name(t, i),
             literal_search: ws.literals.is_some(),
             quick_test: quick_bytes(ws).is_some(),
+            backtracking: ws
+                .entries
+                .iter()
+                .any(|w| !t.delimiter(w.delim as usize).is_dfa()),
         })
         .collect()
 }
@@ -110,7 +138,7 @@ fn literal_fn(t: &Template, wi: usize, ws: &WatchSet, rt: &TokenStream) -> Optio
     let mut lits: Vec<(usize, &[u8])> = set.lits.iter().map(|(k, l)| (*k, &l[..])).collect();
     lits.sort_by_key(|(k, l)| {
         let w = ws.entries[*k];
-        (l.len(), w.kind, w.name_rank, *k)
+        (usize::MAX - l.len(), w.kind, w.name_rank, *k)
     });
     let name = quote::format_ident!("state_{}", wi);
     let doc = format!(
@@ -179,7 +207,16 @@ pub fn generate(t: &Template, rt: &TokenStream, template: TokenStream) -> TokenS
     let mut literal_arms = Vec::new();
     let mut quick_arms = Vec::new();
     let mut quick_states = Vec::new();
+    let implicit = t.implicit_field().map(|f| f.name.as_str());
     for (wi, ws) in t.watch_sets().iter().enumerate() {
+        // The implicit field's text is what lies outside explicit regions:
+        // the parser is never in a state of its own for it.
+        if t.fields()
+            .get(wi)
+            .is_some_and(|f| Some(f.name.as_str()) == implicit)
+        {
+            continue;
+        }
         if let Some(f) = literal_fn(t, wi, ws, rt) {
             fns.push(f);
             let name = quote::format_ident!("state_{}", wi);
