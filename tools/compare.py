@@ -14,8 +14,9 @@ each case the one-shot run and every chunking's run are checked against
   consecutive `region_chunk` events of one field and `dirty` flag are merged;
 - where an error is expected, any error passes (its stage and text are not
   compared); where the template is rejected, any template error passes;
-- result lines that say `"skipped"` are counted apart (the compiled runner
-  skips cases with inline templates).
+- result lines that say `"skipped"` are counted apart (a runner that could
+  not run a case says why, e.g. `conformance-compiled` built without the
+  case file's inline templates).
 
 With `--reference` the results under test are the reference's own (checking
 tools/reference/oracle.py against recorded vectors): the chunkings listed in
