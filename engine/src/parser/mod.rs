@@ -668,37 +668,48 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         let held = src.end().saturating_sub(self.pos);
         if held > limits.max_held {
             let from = self.pos.max(src.base);
-            return Err(ParseError {
-                kind: ParseErrorKind::Limit {
-                    name: "max_held",
-                    limit: limits.max_held,
-                },
-                field: self.current.map(|f| self.t.fields[f as usize].name.clone()),
-                offset: self.pos,
-                raw: src.slice(from, src.end()).to_owned(),
-                message: format!(
-                    "{held} bytes of text may still begin a delimiter (limit max_held = {})",
-                    limits.max_held
-                ),
-            });
+            let raw = src.slice(from, src.end()).to_owned();
+            let message = format!(
+                "{held} bytes of text may still begin a delimiter (limit max_held = {})",
+                limits.max_held
+            );
+            return Err(self.limit_error("max_held", limits.max_held, self.pos, raw, message));
         }
         if self.body.len() > limits.max_region {
-            return Err(ParseError {
-                kind: ParseErrorKind::Limit {
-                    name: "max_region",
-                    limit: limits.max_region,
-                },
-                field: self.current.map(|f| self.t.fields[f as usize].name.clone()),
-                offset: self.body_start,
-                raw: self.body.clone(),
-                message: format!(
-                    "a region holds {} bytes (limit max_region = {})",
-                    self.body.len(),
-                    limits.max_region
-                ),
-            });
+            let message = format!(
+                "a region holds {} bytes (limit max_region = {})",
+                self.body.len(),
+                limits.max_region
+            );
+            let raw = self.body.clone();
+            return Err(self.limit_error(
+                "max_region",
+                limits.max_region,
+                self.body_start,
+                raw,
+                message,
+            ));
         }
         Ok(())
+    }
+
+    /// The error for a limit that was reached: the text it concerns is kept
+    /// in `raw`.
+    fn limit_error(
+        &self,
+        name: &'static str,
+        limit: usize,
+        offset: usize,
+        raw: String,
+        message: String,
+    ) -> ParseError {
+        ParseError {
+            kind: ParseErrorKind::Limit { name, limit },
+            field: self.current.map(|f| self.t.fields[f as usize].name.clone()),
+            offset,
+            raw,
+            message,
+        }
     }
 
     fn process_scan(&mut self, src: Hay<'_>, eos: bool) -> Result<(), ParseError> {

@@ -626,20 +626,9 @@ impl StreamScan {
     }
 
     /// Reads the text up to its end; with `eos`, also applies the end of
-    /// input, after which every thread is settled.
-    pub fn advance(
-        &mut self,
-        ws: &WatchSet,
-        delims: &[Delimiter],
-        hay: &Hay<'_>,
-        guards: &dyn Guards,
-        eos: bool,
-    ) {
-        self.advance_with(ws, delims, hay, guards, eos, |_, _| None);
-    }
-
-    /// [`StreamScan::advance`], with a machine's specialised search for a
-    /// literal watch set (`None`: the engine's own search).
+    /// input, after which every thread is settled. `literal` is a machine's
+    /// specialised search for a literal watch set (`None`: the engine's own
+    /// search, [`LiteralSet::search`]).
     pub fn advance_with(
         &mut self,
         ws: &WatchSet,
@@ -1193,7 +1182,7 @@ mod tests {
             base: 0,
             before: None,
         };
-        scan.advance(&ws, delims, &hay, &NoGuards, eos);
+        scan.advance_with(&ws, delims, &hay, &NoGuards, eos, |_, _| None);
         scan.decide(&ws, delims, &hay, eos)
             .expect("no budget trouble")
     }
