@@ -116,6 +116,12 @@ enum Command {
         /// one that carries `finish_reason`.
         #[arg(long, conflicts_with = "stream")]
         openai: bool,
+        /// Lenient mode: a region that does not parse (bad JSON, a missing
+        /// required field, ...) is reported — a `region_malformed` event with
+        /// its raw text under --stream, a warning on stderr — and parsing
+        /// goes on with the next delimiter, instead of stopping with an error.
+        #[arg(long, conflicts_with = "openai")]
+        lenient: bool,
     },
     /// Prints the Rust module that `response_template!` generates for a
     /// template, formatted.
@@ -175,6 +181,7 @@ fn main() -> ExitCode {
             prefix_file,
             tools,
             openai,
+            lenient,
         } => match parse_operands(template_opt, positional) {
             Ok((template, input)) => parse::run(parse::Options {
                 template,
@@ -185,6 +192,7 @@ fn main() -> ExitCode {
                 prefix_file,
                 tools,
                 openai,
+                lenient,
             }),
             Err(e) => e.exit(),
         },

@@ -3,7 +3,7 @@
 use crate::{Failure, json, read, source};
 use retort::py::json_loads;
 use retort::value::NonFinite;
-use retort::{Event, Map, ParseError, ParseErrorKind, Parser, Template, Value};
+use retort::{Event, Map, ParseError, ParseErrorKind, Parser, ParserOptions, Template, Value};
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
@@ -17,6 +17,7 @@ pub struct Options {
     pub prefix_file: Option<PathBuf>,
     pub tools: Option<PathBuf>,
     pub openai: bool,
+    pub lenient: bool,
 }
 
 pub fn run(o: Options) -> Result<(), Failure> {
@@ -46,6 +47,7 @@ pub fn run(o: Options) -> Result<(), Failure> {
         template: &template,
         prefix: &prefix,
         tools: tools.as_ref(),
+        lenient: o.lenient,
         parser: None,
         stream: o.stream,
         out: std::io::BufWriter::new(std::io::stdout().lock()),
@@ -137,6 +139,9 @@ struct Run<'t> {
     template: &'t Template,
     prefix: &'t str,
     tools: Option<&'t Value>,
+    /// Lenient mode: a malformed region is reported and kept, and parsing
+    /// goes on.
+    lenient: bool,
     parser: Option<Parser<'t>>,
     stream: bool,
     /// Written a feed at a time: events show as soon as the piece that
@@ -157,10 +162,8 @@ struct Run<'t> {
 
 impl<'t> Run<'t> {
     fn new_parser(&self) -> Result<Parser<'t>, ParseError> {
-        match self.tools {
-            Some(tools) => self.template.parser_with_tools(self.prefix, tools),
-            None => self.template.parser(self.prefix),
-        }
+        let options = ParserOptions::new().lenient(self.lenient);
+        self.template.parser_with(self.prefix, options, self.tools)
     }
 
     fn line(&mut self, line: &str) -> Result<(), Failure> {
@@ -280,6 +283,16 @@ impl<'t> Run<'t> {
             }
             Err(e) => return Err(self.fail(&e, "at the end of the output")),
         };
+        // Lenient mode: say on stderr which regions gave no value (their
+        // text is in the `region_malformed` events of --stream).
+        for m in p.malformed() {
+            eprintln!(
+                "retort: warning: `{}` at byte {} gave no value ({}); its raw text is in the region_malformed event (--stream)",
+                m.field,
+                m.offset,
+                m.error.lines().next().unwrap_or_default()
+            );
+        }
         let message = json(&Value::Map(message));
         if self.stream {
             self.line(&format!(

@@ -214,6 +214,85 @@ fn check_verbose_shows_each_delimiters_path_and_sizes() {
     // Without --verbose, a note.
     let o = retort(&["check", &file], b"");
     assert!(out(&o).contains("backtracking"));
+    // The compiled parser's states: that one falls back.
+    let o = retort(&["check", "-v", &file], b"");
+    assert!(
+        out(&o).contains("outside explicit regions") && out(&o).contains("falls back"),
+        "{}",
+        out(&o)
+    );
+}
+
+#[test]
+fn check_verbose_says_what_the_compiled_parser_runs_per_state() {
+    // SmolLM3: every state is literals, searched by generated code.
+    let o = retort(&["check", "-v", "smollm3"], b"");
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let text = out(&o);
+    let states: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("compiled parser"))
+        .skip(1)
+        .collect();
+    assert_eq!(states.len(), 3, "{text}");
+    for name in [
+        "inside `reasoning_content`",
+        "inside `tool_calls`",
+        "outside explicit regions",
+    ] {
+        let line = states
+            .iter()
+            .find(|l| l.trim_start().starts_with(name))
+            .unwrap_or_else(|| panic!("a line for {name}:\n{text}"));
+        assert!(
+            line.contains("literals compared by generated code"),
+            "{line}"
+        );
+    }
+    // Qwen3-Coder's delimiters are patterns: the automaton scanner.
+    let o = retort(&["check", "-v", "qwen3-coder"], b"");
+    assert!(
+        out(&o).contains("the engine's automaton scanner"),
+        "{}",
+        out(&o)
+    );
+}
+
+#[test]
+fn parse_lenient_keeps_going_past_a_malformed_region() {
+    let text = "hi<tool_call>{bad json</tool_call>after<|im_end|>";
+    // Strict: the reference's error, exit 1.
+    let o = retort(&["parse", "smollm3"], text.as_bytes());
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    // Lenient: the message, the malformed region named on stderr.
+    let o = retort(&["parse", "--lenient", "smollm3"], text.as_bytes());
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let message = json_loads(out(&o).trim()).unwrap();
+    assert_eq!(message.as_map().unwrap()["content"].as_str(), Some("after"));
+    assert!(err(&o).contains("`tool_calls` at byte 13"), "{}", err(&o));
+    // Lenient streaming: the raw text in a region_malformed event.
+    let o = retort(
+        &["parse", "--lenient", "--stream", "--chunk", "3", "smollm3"],
+        text.as_bytes(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let malformed: Vec<Value> = out(&o)
+        .lines()
+        .map(|l| json_loads(l).unwrap())
+        .filter(|v| v.as_map().unwrap()["type"].as_str() == Some("region_malformed"))
+        .collect();
+    assert_eq!(malformed.len(), 1, "{}", out(&o));
+    assert_eq!(
+        malformed[0].as_map().unwrap()["raw"].as_str(),
+        Some("{bad json")
+    );
+    // Valid output: lenient and strict print the same.
+    let ok = "hi<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>";
+    let strict = retort(&["parse", "smollm3"], ok.as_bytes());
+    let lenient = retort(&["parse", "--lenient", "smollm3"], ok.as_bytes());
+    assert_eq!(strict.status.code(), Some(0), "{}", err(&strict));
+    assert_eq!(out(&strict), out(&lenient));
+    assert_eq!(err(&lenient), "");
 }
 
 #[test]
