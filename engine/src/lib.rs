@@ -19,6 +19,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+#[cfg(feature = "dynamic")]
 pub mod conformance;
 pub mod content;
 #[cfg(feature = "codegen")]

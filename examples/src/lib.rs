@@ -2,15 +2,15 @@
 //! streaming parser, shown as it is parsed.
 //!
 //! By default the parser is compiled at build time from
-//! `templates/kimi-k2.json` by `retort::response_template!`, and the
+//! `templates/kimi-k2.json` by `retort_codegen::Builder` (build.rs), and the
 //! generation is a bundled Kimi-K2 answer in the model's own format: it
-//! thinks, says a sentence, and calls two tools. With `--template FILE` the
-//! template is loaded at run time instead (`retort::Template::from_json`),
-//! with the generation from `--input FILE`.
+//! thinks, says a sentence, and calls two tools. With `--template FILE` (the
+//! crate's `dynamic` feature) the template is loaded at run time instead
+//! (`retort::Template::from_json`), with the generation from `--input FILE`.
 //!
 //! ```sh
 //! cargo run --release --example stream
-//! cargo run --release --example stream -- --template templates/glm-4.5.json \
+//! cargo run --release --features dynamic --example stream -- --template templates/glm-4.5.json \
 //!     --input examples/data/glm-4.5.txt --prefix-file examples/data/glm-4.5.prompt.txt
 //! ```
 //!
@@ -32,12 +32,15 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::Parser as _;
-use retort::{AssistantMessage, OwnedEvent, ParseError, Template, ToolCall, Value};
+#[cfg(feature = "dynamic")]
+use retort::Template;
+use retort::{AssistantMessage, OwnedEvent, ParseError, ToolCall, Value};
 
 use crate::screen::OpenCaptures;
 use crate::screen::Screen;
 
-retort::response_template!("../templates/kimi-k2.json"); // -> mod kimi_k2
+// -> mod kimi_k2, compiled by build.rs (retort_codegen::Builder).
+include!(concat!(env!("OUT_DIR"), "/templates.rs"));
 
 /// The bundled template's JSON.
 pub const BUNDLED_TEMPLATE: &str = include_str!("../../templates/kimi-k2.json");
@@ -55,7 +58,7 @@ pub const BUNDLED_GENERATION: &str = include_str!("../data/kimi-k2.txt");
 pub struct Options {
     /// Load this response template at run time (JSON: a bare template or a
     /// whole tokenizer_config.json) instead of the bundled Kimi-K2 one
-    /// compiled by response_template!; needs --input.
+    /// compiled by build.rs; needs --input and the `dynamic` feature.
     #[arg(long, value_name = "FILE", requires = "input")]
     pub template: Option<PathBuf>,
     /// The generation to replay, fed exactly as it is in the file (a final
@@ -246,6 +249,7 @@ impl Session for kimi_k2::Parser {
     }
 }
 
+#[cfg(feature = "dynamic")]
 impl Session for retort::Parser<'_> {
     fn initial_events(&self) -> &[OwnedEvent] {
         retort::Parser::initial_events(self)
@@ -337,7 +341,7 @@ pub fn run(options: &Options, out: &mut dyn Write, color: bool) -> Result<Summar
         None => {
             let mut screen = Screen::new(out, color, width(options));
             screen.header(
-                "retort · Kimi-K2 · templates/kimi-k2.json compiled by response_template!",
+                "retort · Kimi-K2 · templates/kimi-k2.json compiled by retort_codegen::Builder",
             )?;
             if options.input.is_none()
                 && let Some(question) = bundled_question(&prefix)
@@ -361,6 +365,7 @@ pub fn run(options: &Options, out: &mut dyn Write, color: bool) -> Result<Summar
                 "kimi_k2::Message",
             )
         }
+        #[cfg(feature = "dynamic")]
         Some(path) => {
             let json = read(path)?;
             let template = Template::from_json(&json)
@@ -387,6 +392,11 @@ pub fn run(options: &Options, out: &mut dyn Write, color: bool) -> Result<Summar
                 "retort::Map",
             )
         }
+        #[cfg(not(feature = "dynamic"))]
+        Some(path) => Err(DemoError::Template(format!(
+            "{}: this demo was built without run-time templates; rebuild it with `--features dynamic`",
+            path.display()
+        ))),
     }
 }
 

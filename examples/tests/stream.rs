@@ -16,6 +16,7 @@ fn data(name: &str) -> PathBuf {
         .join(name)
 }
 
+#[cfg(feature = "dynamic")]
 fn template(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../templates")
@@ -145,6 +146,8 @@ fn every_chunking_gives_the_same_message_and_colours_are_asked_for() {
     assert!(!no_color.color_when(true, None));
 }
 
+/// Needs the demo's `dynamic` feature (`cargo test -p retort-example --features dynamic`).
+#[cfg(feature = "dynamic")]
 #[test]
 fn a_template_loaded_at_run_time_gives_the_reference_message() {
     // Another model: GLM-4.5 names its calls in the opener too.

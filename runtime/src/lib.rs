@@ -90,6 +90,12 @@
 //! as [`TemplateError`]s (at run time) or compile errors (in the macro)
 //! naming the rule, the JSON path and the line and column.
 //!
+//! Features: `macros` (default) for `response_template!`; `dynamic`
+//! (default) for the run-time loader (`Template::from_json`,
+//! [`registry`]) and the automaton builder it needs — a program that only
+//! runs compiled parsers can leave it out; `openai`; `model-<family>` and
+//! `all-models` for the bundled models.
+//!
 //! This crate is a facade: the engine lives in `retort-engine` because the
 //! code generator needs it to compile templates, and the macro needs the
 //! code generator, so the macro cannot be part of the engine's crate.
@@ -100,6 +106,7 @@
 pub use retort_engine::*;
 
 pub mod models;
+#[cfg(feature = "dynamic")]
 pub mod registry;
 
 /// Compiles a response template into a module at build time; see the

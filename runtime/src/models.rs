@@ -38,10 +38,13 @@
 //! a link to the workspace's `templates/` that `cargo package` follows, so a
 //! published crate carries them.
 
-// Written by the test, compared byte for byte: rustfmt keeps out.
+// Written by the test, compared byte for byte: rustfmt keeps out. The
+// bundled templates' JSON (`BUNDLED`) serves the run-time registry only.
 #[rustfmt::skip]
+#[cfg_attr(not(feature = "dynamic"), allow(dead_code))]
 mod generated;
 
+#[cfg(feature = "dynamic")]
 pub(crate) use generated::BUNDLED;
 
 #[allow(unused_imports)]

@@ -14,8 +14,12 @@
 //! (the real end then comes from the regex). Other constructs use the
 //! backtracking path, which is exact but re-examines held text on each feed.
 
-use crate::pyre::{Regex, RegexError};
-use crate::scan::table::{DfaTable, TableError, TableKind};
+use crate::pyre::Regex;
+#[cfg(feature = "dynamic")]
+use crate::pyre::RegexError;
+use crate::scan::table::DfaTable;
+#[cfg(feature = "dynamic")]
+use crate::scan::table::{TableError, TableKind};
 use std::borrow::Cow;
 
 /// How the scanner runs a delimiter.
@@ -79,6 +83,7 @@ pub enum DelimiterSource {
 pub struct Trackers {
     /// One unanchored automaton per distinct lookbehind.
     pub tables: Vec<DfaTable>,
+    #[cfg_attr(not(feature = "dynamic"), allow(dead_code))]
     keys: Vec<String>,
 }
 
@@ -92,6 +97,7 @@ impl Trackers {
         }
     }
 
+    #[cfg(feature = "dynamic")]
     fn intern(&mut self, hir: &regex_syntax::hir::Hir) -> Result<u16, TableError> {
         let key = format!("{hir:?}");
         if let Some(i) = self.keys.iter().position(|k| *k == key) {
@@ -123,6 +129,7 @@ pub fn escape(literal: &str) -> String {
 impl Delimiter {
     /// Compiles literals: the reference joins them longest first, so that the
     /// alternation prefers the longer of two literals that both match.
+    #[cfg(feature = "dynamic")]
     pub fn from_literals(
         literals: Vec<String>,
         trackers: &mut Trackers,
@@ -149,6 +156,7 @@ impl Delimiter {
     }
 
     /// Compiles a pattern.
+    #[cfg(feature = "dynamic")]
     pub fn from_pattern(pattern: &str, trackers: &mut Trackers) -> Result<Delimiter, RegexError> {
         let regex = Regex::new(pattern)?;
         Ok(Self::finish(
@@ -159,6 +167,7 @@ impl Delimiter {
         ))
     }
 
+    #[cfg(feature = "dynamic")]
     fn finish(
         source: DelimiterSource,
         regex: Regex,
@@ -203,6 +212,7 @@ impl Delimiter {
         }
     }
 
+    #[cfg(feature = "dynamic")]
     fn plan(regex: &Regex, trackers: &mut Trackers) -> Option<(Vec<Branch>, bool)> {
         let plan = regex.dfa_plan().ok()?;
         let mut branches = Vec::with_capacity(plan.branches.len());
@@ -225,7 +235,7 @@ impl Delimiter {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "dynamic"))]
 mod tests {
     use super::*;
 

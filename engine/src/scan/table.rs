@@ -22,13 +22,20 @@
 //! or `CERTAIN && !LATER` (the match ends here). That is what lets a literal
 //! delimiter commit on its last byte instead of one byte later.
 
+#[cfg(feature = "dynamic")]
 use regex_automata::dfa::{Automaton, StartKind, dense};
+#[cfg(feature = "dynamic")]
 use regex_automata::nfa::thompson;
+#[cfg(feature = "dynamic")]
 use regex_automata::util::primitives::StateID;
+#[cfg(feature = "dynamic")]
 use regex_automata::util::start;
+#[cfg(feature = "dynamic")]
 use regex_automata::{Anchored, MatchKind};
+#[cfg(feature = "dynamic")]
 use regex_syntax::hir::Hir;
 use std::borrow::Cow;
+#[cfg(feature = "dynamic")]
 use std::collections::HashMap;
 
 /// A state was reached with a match ending just before the byte that led
@@ -90,8 +97,10 @@ pub enum TableKind {
 
 /// Size limit for one determinised automaton. Delimiters are short patterns;
 /// one that blows past this gets the backtracking path instead.
+#[cfg(feature = "dynamic")]
 const SIZE_LIMIT: usize = 8 << 20;
 
+#[cfg(feature = "dynamic")]
 impl DfaTable {
     /// Builds the table for `hir`.
     pub fn build(hir: &Hir, kind: TableKind) -> Result<DfaTable, TableError> {
@@ -208,7 +217,9 @@ impl DfaTable {
             start_after: Cow::Owned(start_after),
         })
     }
+}
 
+impl DfaTable {
     /// The state after `state` reads `byte`.
     #[inline(always)]
     pub fn next(&self, state: u32, byte: u8) -> u32 {
@@ -281,6 +292,7 @@ impl DfaTable {
 }
 
 /// Computes [`MATCH`], [`EOI_MATCH`], [`FUT`], [`CERTAIN`] and [`LATER`].
+#[cfg(feature = "dynamic")]
 fn compute_flags(stride: usize, trans: &[u32], eoi: &[u32], is_match: &[bool]) -> Vec<u8> {
     let n = is_match.len();
     let mut flags = vec![0u8; n];
@@ -331,7 +343,7 @@ fn compute_flags(stride: usize, trans: &[u32], eoi: &[u32], is_match: &[bool]) -
     flags
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "dynamic"))]
 mod tests {
     use super::*;
 

@@ -15,12 +15,19 @@ pub mod describe;
 pub mod error;
 pub mod locate;
 
-use crate::content::{ContentSpec, PARSER_NAMES};
+use crate::content::ContentSpec;
+#[cfg(feature = "dynamic")]
+use crate::content::PARSER_NAMES;
+#[cfg(feature = "dynamic")]
 use crate::py::{JsonError, json_loads, truthy};
 use crate::scan::delimiter::{Delimiter, DelimiterSource, Matcher, Trackers};
 use crate::scan::stream::{Kind, Watch, WatchSet};
-use crate::transform::{Transform, validate_transform};
-use crate::value::{Map, Value};
+use crate::transform::Transform;
+#[cfg(feature = "dynamic")]
+use crate::transform::validate_transform;
+use crate::value::Map;
+#[cfg(feature = "dynamic")]
+use crate::value::Value;
 pub use error::{Rule, TemplateError};
 use locate::{Location, Seg};
 
@@ -73,12 +80,14 @@ pub struct Template {
     pub(crate) anchor_finder: Option<memchr::memmem::Finder<'static>>,
 }
 
+#[cfg(feature = "dynamic")]
 struct Problem {
     rule: Rule,
     path: Vec<Seg>,
     message: String,
 }
 
+#[cfg(feature = "dynamic")]
 fn problem(rule: Rule, path: &[Seg], message: impl Into<String>) -> Problem {
     Problem {
         rule,
@@ -87,6 +96,7 @@ fn problem(rule: Rule, path: &[Seg], message: impl Into<String>) -> Problem {
     }
 }
 
+#[cfg(feature = "dynamic")]
 fn key(path: &[Seg], k: &str) -> Vec<Seg> {
     let mut p = path.to_vec();
     p.push(Seg::Key(k.to_owned()));
@@ -113,6 +123,7 @@ pub fn path_string(path: &[Seg]) -> String {
 }
 
 /// A Python-style repr of a list of names, for messages (`['a', 'b']`).
+#[cfg(feature = "dynamic")]
 fn py_list(names: &[&str]) -> String {
     let inner: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
     format!("[{}]", inner.join(", "))
@@ -144,6 +155,7 @@ pub const FIELD_KEYS: [&str; 11] = [
 impl Template {
     /// Loads a template from JSON text: either a bare response template, or a
     /// `tokenizer_config.json` that holds one under `response_template`.
+    #[cfg(feature = "dynamic")]
     pub fn from_json(text: &str) -> Result<Template, TemplateError> {
         let value = json_loads(text).map_err(|e| {
             let location = match &e {
@@ -179,6 +191,7 @@ impl Template {
     }
 
     /// Loads a template from an already-parsed JSON value.
+    #[cfg(feature = "dynamic")]
     pub fn from_value(value: &Value) -> Result<Template, TemplateError> {
         Self::build(value, &[]).map_err(|p| TemplateError {
             rule: p.rule,
@@ -188,6 +201,7 @@ impl Template {
         })
     }
 
+    #[cfg(feature = "dynamic")]
     fn build(spec: &Value, base: &[Seg]) -> Result<Template, Problem> {
         // _validate_template_shape
         let Value::Map(spec) = spec else {
@@ -434,6 +448,7 @@ impl Template {
     }
 }
 
+#[cfg(feature = "dynamic")]
 fn build_field(
     name: &str,
     raw: &Value,
@@ -594,6 +609,7 @@ fn build_field(
 }
 
 /// `_compile_anchor`: a delimiter from the literal key or the pattern key.
+#[cfg(feature = "dynamic")]
 fn compile_anchor(
     scope: &str,
     spec: &Map,
@@ -704,7 +720,7 @@ pub fn snippet(text: &str, location: &Location) -> String {
     format!("{line}\n{caret}")
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "dynamic"))]
 mod tests {
     use super::*;
 
