@@ -39,45 +39,45 @@ fn gpt_oss() {
     insta::assert_snapshot!(bundled("gpt-oss.json"));
 }
 
-/// Literal delimiters only: every state is searched by generated code.
-#[test]
-fn literal_only() {
-    insta::assert_snapshot!(machine_of(
+/// One small template per feature, each with what its machine shows:
+/// - `literal_only`: literal delimiters only, every state searched by
+///   generated code;
+/// - `regex_delimiter`: a pattern with a leading loop (`\s*`), its state on
+///   the automaton scanner, with a generated quick-path test;
+/// - `captures`: captures in an opening pattern (the tool's name);
+/// - `lookbehind`: a lookbehind guarding a delimiter (a tracker runs over
+///   the text; the state is not a literal one).
+const FIXTURES: &[(&str, &str)] = &[
+    (
+        "literal_only",
         r#"{"start_anchor": "<|assistant|>", "fields": {"reasoning_content": {"open": "<think>", "close": "</think>"},
                        "content": {},
                        "tool_calls": {"open": ["<tool_call>", "<call>"], "close": "</tool_call>",
-                                      "content": "json", "repeats": true}}}"#
-    ));
-}
-
-/// A regex delimiter with a leading loop (`\s*`): its state keeps the
-/// automaton scanner, with a generated quick-path test.
-#[test]
-fn regex_delimiter() {
-    insta::assert_snapshot!(machine_of(
+                                      "content": "json", "repeats": true}}}"#,
+    ),
+    (
+        "regex_delimiter",
         r#"{"start_anchor": "<|assistant|>", "fields": {"content": {},
                        "tool_calls": {"open_pattern": "\\s*<tool_call>", "close_pattern": "</tool_call>\\s*",
-                                      "content": "json", "repeats": true}}}"#
-    ));
-}
-
-/// Captures in an opening pattern (the tool's name).
-#[test]
-fn captures() {
-    insta::assert_snapshot!(machine_of(
+                                      "content": "json", "repeats": true}}}"#,
+    ),
+    (
+        "captures",
         r#"{"start_anchor": "<|assistant|>", "fields": {"content": {},
                        "tool_calls": {"open_pattern": "<call name=\"(?P<name>\\w+)\">", "close": "</call>",
-                                      "content": "json", "repeats": true, "transform": "{name: name, arguments: @}"}}}"#
-    ));
-}
+                                      "content": "json", "repeats": true, "transform": "{name: name, arguments: @}"}}}"#,
+    ),
+    (
+        "lookbehind",
+        r#"{"start_anchor": "<|assistant|>", "fields": {"content": {}, "answer": {"open_pattern": "(?<=\\n)Answer:", "close": "<end>"}}}"#,
+    ),
+];
 
-/// A lookbehind guarding a delimiter (a lookbehind tracker runs over the
-/// text; the state is not a literal one).
 #[test]
-fn lookbehind() {
-    insta::assert_snapshot!(machine_of(
-        r#"{"start_anchor": "<|assistant|>", "fields": {"content": {}, "answer": {"open_pattern": "(?<=\\n)Answer:", "close": "<end>"}}}"#
-    ));
+fn features() {
+    for (name, json) in FIXTURES {
+        insta::assert_snapshot!(*name, machine_of(json));
+    }
 }
 
 #[test]
