@@ -393,8 +393,9 @@ pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream
                 }
 
                 /// Feeds the next piece of the generation.
+                #[inline]
                 pub fn feed<'a>(&'a mut self, text: &'a str) -> ::core::result::Result<#kr::TypedEvents<'a, Field>, #kr::ParseError> {
-                    ::core::result::Result::Ok(self.inner.feed(text)?.typed())
+                    self.inner.feed(text).map(#kr::Events::typed)
                 }
 
                 /// Reserves room for `additional` more bytes of region text, so
@@ -405,7 +406,7 @@ pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream
 
                 /// Feeds raw bytes; a UTF-8 sequence split across calls is kept.
                 pub fn feed_bytes(&mut self, bytes: &[u8]) -> ::core::result::Result<#kr::TypedEvents<'_, Field>, #kr::ParseError> {
-                    ::core::result::Result::Ok(self.inner.feed_bytes(bytes)?.typed())
+                    self.inner.feed_bytes(bytes).map(#kr::Events::typed)
                 }
 
                 /// Ends the generation: the typed message and the last events.
