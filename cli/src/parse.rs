@@ -34,6 +34,13 @@ pub fn run(o: Options) -> Result<(), Failure> {
         ),
         None => None,
     };
+    // The output is kept for error reports; for a file, room for all of it
+    // at once (no doubling of the buffer as it grows).
+    let size_hint = o
+        .input
+        .as_ref()
+        .and_then(|f| std::fs::metadata(f).ok())
+        .map_or(0, |m| usize::try_from(m.len()).unwrap_or(0));
     let mut input: Box<dyn Read> = match &o.input {
         Some(f) => Box::new(
             std::fs::File::open(f).map_err(|e| Failure::Io(format!("{}: {e}", f.display())))?,
@@ -52,10 +59,14 @@ pub fn run(o: Options) -> Result<(), Failure> {
         stream: o.stream,
         out: std::io::BufWriter::new(std::io::stdout().lock()),
         closed: Vec::new(),
+        keep_closed: true,
         open: None,
         prompt_kept: prompt_kept(&template, &prefix),
-        seen: String::new(),
-        pieces: Vec::new(),
+        seen: String::with_capacity(size_hint),
+        pieces: match o.chunk {
+            Some(n) => Pieces::Every(n),
+            None => Pieces::Ends(Vec::new()),
+        },
     };
     match run.new_parser() {
         Ok(p) => run.parser = Some(p),
@@ -147,17 +158,64 @@ struct Run<'t> {
     /// Written a feed at a time: events show as soon as the piece that
     /// produced them is parsed, without a write per event.
     out: std::io::BufWriter<std::io::StdoutLock<'static>>,
-    /// The regions closed so far and their values, in order.
+    /// The regions closed so far and their values, in order (for the report
+    /// of an error; not kept once the parser has finalized).
     closed: Vec<(String, Value)>,
-    /// The region open now and the text it has received.
+    keep_closed: bool,
+    /// After an error: the region that was open and the text it had
+    /// received (the parser's own copy, taken when it fails).
     open: Option<(String, String)>,
     /// Length of the prompt's part that the parser keeps (after the start
     /// anchor): error offsets count from its start.
     prompt_kept: usize,
-    /// The output fed so far, and where each piece ended: a failed call
+    /// The output fed so far, and how it was cut into pieces: a failed call
     /// returns no events, so they are recovered by replaying the pieces.
     seen: String,
-    pieces: Vec<usize>,
+    pieces: Pieces,
+}
+
+/// How the output fed so far was cut into pieces, to replay it the same way.
+enum Pieces {
+    /// Every piece was this many characters (`--chunk`): nothing to keep
+    /// per piece, which matters for `--chunk 1` on long outputs.
+    Every(usize),
+    /// Where each piece (a read of the input) ended.
+    Ends(Vec<usize>),
+}
+
+impl Pieces {
+    fn record(&mut self, end: usize) {
+        if let Pieces::Ends(ends) = self {
+            ends.push(end);
+        }
+    }
+
+    /// The pieces of `seen`, in order.
+    fn replay<'s>(&'s self, seen: &'s str) -> Box<dyn Iterator<Item = &'s str> + 's> {
+        match self {
+            Pieces::Every(n) => {
+                let n = (*n).max(1);
+                let mut rest = seen;
+                Box::new(std::iter::from_fn(move || {
+                    if rest.is_empty() {
+                        return None;
+                    }
+                    let at = rest.char_indices().nth(n).map_or(rest.len(), |(i, _)| i);
+                    let (piece, tail) = rest.split_at(at);
+                    rest = tail;
+                    Some(piece)
+                }))
+            }
+            Pieces::Ends(ends) => {
+                let mut from = 0;
+                Box::new(ends.iter().map(move |&end| {
+                    let piece = &seen[from..end];
+                    from = end;
+                    piece
+                }))
+            }
+        }
+    }
 }
 
 impl<'t> Run<'t> {
@@ -188,20 +246,10 @@ impl<'t> Run<'t> {
     }
 
     fn event(&mut self, e: &Event<'_>) -> Result<(), Failure> {
-        match e {
-            Event::RegionOpen { field } => self.open = Some(((*field).to_owned(), String::new())),
-            Event::RegionChunk { text, .. } => {
-                if let Some((_, body)) = &mut self.open {
-                    body.push_str(text);
-                }
-            }
-            Event::RegionClose { field, value } => {
-                self.open = None;
-                self.closed.push(((*field).to_owned(), (*value).clone()));
-            }
-            // A malformed region (lenient parsers) or a later kind: the
-            // region is over, and its text is in the event.
-            _ => self.open = None,
+        if let Event::RegionClose { field, value } = e
+            && self.keep_closed
+        {
+            self.closed.push(((*field).to_owned(), (*value).clone()));
         }
         if self.stream {
             let mut s = String::new();
@@ -216,6 +264,7 @@ impl<'t> Run<'t> {
             return Ok(());
         };
         self.seen.push_str(piece);
+        self.pieces.record(self.seen.len());
         let result = match p.feed(piece) {
             Ok(events) => {
                 let mut r = Ok(());
@@ -226,12 +275,12 @@ impl<'t> Run<'t> {
             }
             Err(e) => {
                 let e = e.clone();
+                self.open = p.region_text().map(|(f, t)| (f.to_owned(), t.to_owned()));
                 drop(p);
                 self.recover(&e);
                 return Err(self.fail(&e, ""));
             }
         };
-        self.pieces.push(self.seen.len());
         self.parser = Some(p);
         result.and_then(|()| self.flush())
     }
@@ -247,22 +296,29 @@ impl<'t> Run<'t> {
         let Ok(mut p) = self.new_parser() else {
             return;
         };
-        let mut from = 0;
-        for &end in &self.pieces {
-            if p.feed(&self.seen[from..end]).is_err() {
+        // Every piece but the failing one, which is the last of `seen`.
+        let events: Vec<_> = {
+            let mut from = 0;
+            let mut replay = self.pieces.replay(&self.seen).peekable();
+            while let Some(piece) = replay.next() {
+                if replay.peek().is_none() {
+                    break;
+                }
+                if p.feed(piece).is_err() {
+                    return;
+                }
+                from += piece.len();
+            }
+            let Some(rest) = self.seen.get(from..cut.min(self.seen.len())) else {
+                return;
+            };
+            if rest.is_empty() {
                 return;
             }
-            from = end;
-        }
-        let Some(rest) = self.seen.get(from..cut.min(self.seen.len())) else {
-            return;
-        };
-        if rest.is_empty() {
-            return;
-        }
-        let events: Vec<_> = match p.feed(rest) {
-            Ok(events) => events.to_vec(),
-            Err(_) => return,
+            match p.feed(rest) {
+                Ok(events) => events.to_vec(),
+                Err(_) => return,
+            }
         };
         for ev in &events {
             // Output errors surface again with the error line.
@@ -274,14 +330,34 @@ impl<'t> Run<'t> {
         let Some(mut p) = self.parser.take() else {
             return Ok(());
         };
-        let message = match p.finalize() {
+        // Without --stream the last events are not printed: the parser need
+        // not copy the last values for them.
+        let ended = if self.stream {
+            p.finalize()
+                .map(|(message, events)| (message, events.to_vec()))
+        } else {
+            p.finalize_message().map(|message| (message, Vec::new()))
+        };
+        let message = match ended {
             Ok((message, events)) => {
-                for e in events.iter() {
-                    self.event(&e)?;
+                // Nothing can fail now: the values need not be copied.
+                self.keep_closed = false;
+                for e in &events {
+                    self.event(&e.as_event())?;
                 }
                 message
             }
-            Err(e) => return Err(self.fail(&e, "at the end of the output")),
+            Err(e) => {
+                self.open = p.region_text().map(|(f, t)| (f.to_owned(), t.to_owned()));
+                // The regions that closed in the failed call gave no events:
+                // report what the parser holds instead.
+                self.closed = p
+                    .parsed_so_far()
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                return Err(self.fail(&e, "at the end of the output"));
+            }
         };
         // Lenient mode: say on stderr which regions gave no value (their
         // text is in the `region_malformed` events of --stream).
@@ -293,15 +369,63 @@ impl<'t> Run<'t> {
                 m.error.lines().next().unwrap_or_default()
             );
         }
-        let message = json(&Value::Map(message));
         if self.stream {
-            self.line(&format!(
-                "{{\"type\": \"message\", \"message\": {message}}}"
-            ))?;
+            self.write("{\"type\": \"message\", \"message\": ")?;
+            self.write_map(&message)?;
+            self.write("}\n")?;
         } else {
-            self.line(&message)?;
+            self.write_map(&message)?;
+            self.write("\n")?;
         }
         self.flush()
+    }
+
+    fn write(&mut self, text: &str) -> Result<(), Failure> {
+        self.out
+            .write_all(text.as_bytes())
+            .map_err(|e| Failure::Io(format!("stdout: {e}")))
+    }
+
+    /// Writes `map` as [`json`] does, an entry at a time: a long message is
+    /// never held a second time as one JSON text.
+    fn write_map(&mut self, map: &Map) -> Result<(), Failure> {
+        self.write("{")?;
+        let mut piece = String::new();
+        for (i, (k, v)) in map.iter().enumerate() {
+            piece.clear();
+            if i > 0 {
+                piece.push_str(", ");
+            }
+            Value::Str(k.clone()).write_json(&mut piece, NonFinite::Python);
+            piece.push_str(": ");
+            match v {
+                // A long text (the content of a long answer) is escaped a
+                // slice at a time; escapes are per character, so slices cut
+                // at character boundaries give the same JSON.
+                Value::Str(text) if text.len() > 1 << 16 => {
+                    piece.push('"');
+                    self.write(&piece)?;
+                    let mut rest = text.as_str();
+                    while !rest.is_empty() {
+                        let mut at = rest.len().min(1 << 16);
+                        while !rest.is_char_boundary(at) {
+                            at -= 1;
+                        }
+                        let (slice, tail) = rest.split_at(at);
+                        rest = tail;
+                        piece.clear();
+                        Value::Str(slice.to_owned()).write_json(&mut piece, NonFinite::Python);
+                        // Without the quotes written around the slice.
+                        self.write(&piece[1..piece.len() - 1])?;
+                    }
+                    piece.clear();
+                    piece.push('"');
+                }
+                _ => v.write_json(&mut piece, NonFinite::Python),
+            }
+            self.write(&piece)?;
+        }
+        self.write("}")
     }
 
     /// Reports bad model output: on stdout as the stream's last line, and

@@ -26,6 +26,17 @@ pub struct Source {
 pub fn resolve(arg: &str) -> Result<Source, Failure> {
     let path = Path::new(arg);
     if path.exists() {
+        // The loader refuses text past its limit; do not read a huge file
+        // into memory only to be told so.
+        let limit = retort::template::MAX_TEMPLATE_BYTES;
+        if let Ok(meta) = std::fs::metadata(path)
+            && meta.len() > limit as u64
+        {
+            return Err(Failure::Io(format!(
+                "{arg}: {} bytes is more than a template may be ({limit} bytes)",
+                meta.len()
+            )));
+        }
         let text = std::fs::read_to_string(path).map_err(|e| Failure::Io(format!("{arg}: {e}")))?;
         let stem = |p: &Path| {
             p.file_stem()

@@ -513,7 +513,7 @@ fn parse_reports_bad_output_with_field_offset_and_text() {
     assert_eq!(o.status.code(), Some(1));
     assert!(err(&o).contains("missing-fields"), "{}", err(&o));
     assert!(
-        err(&o).contains("`c` was open, with the text \"just text\""),
+        err(&o).contains("regions parsed before the error:\n      c: \"just text\""),
         "{}",
         err(&o)
     );

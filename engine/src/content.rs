@@ -301,7 +301,14 @@ impl ContentSpec {
     pub fn parse_owned(&self, text: String) -> Result<Value, (ContentError, String)> {
         match &self.parser {
             Parser::Text { strip: false } => Ok(Value::Str(text)),
-            Parser::Text { strip: true } if py::strip(&text).len() == text.len() => {
+            Parser::Text { strip: true } => {
+                // Strip in place: a long region's text is not copied.
+                let kept = py::strip(&text);
+                let start = kept.as_ptr() as usize - text.as_ptr() as usize;
+                let end = start + kept.len();
+                let mut text = text;
+                text.truncate(end);
+                text.drain(..start);
                 Ok(Value::Str(text))
             }
             _ => self.parse(&text).map_err(|e| (e, text)),

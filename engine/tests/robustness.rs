@@ -210,3 +210,76 @@ fn limits_answer_with_a_typed_error_that_keeps_the_text() {
     );
     assert_eq!(err.raw, body);
 }
+
+/// A region that grows in pieces the quick path takes (no byte of them can
+/// begin the close) still stops at `max_region`, with all its text in the
+/// error and in `region_text`.
+#[test]
+fn the_region_limit_holds_on_the_quick_path() {
+    let t = json_template();
+    let limits = retort_engine::Limits::default().with_max_region(1000);
+    let mut p = t
+        .parser_with("", retort_engine::ParserOptions::new().limits(limits), None)
+        .expect("parser");
+    p.feed("<tool_call>").expect("the open delimiter");
+    let mut fed = String::new();
+    let err = loop {
+        match p.feed("xyzw") {
+            Ok(_) => fed.push_str("xyzw"),
+            Err(e) => break e,
+        }
+        assert!(fed.len() <= 1000, "the region passed its limit");
+    };
+    fed.push_str("xyzw");
+    assert_eq!(
+        err.kind,
+        ParseErrorKind::Limit {
+            name: "max_region",
+            limit: 1000
+        }
+    );
+    assert_eq!(err.raw, fed);
+    assert_eq!(p.region_text(), Some(("tool_calls", fed.as_str())));
+}
+
+/// `max_message` refuses the piece that would pass it and leaves the parser
+/// as it was: the message so far can still be finalized.
+#[test]
+fn the_message_limit_refuses_a_piece_and_keeps_the_parser() {
+    let t = Template::from_json(
+        r#"{"start_anchor": "<s>", "fields": {"content": {},
+            "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "content": "json"}}}"#,
+    )
+    .expect("valid template");
+    let limits = retort_engine::Limits::default().with_max_message(100);
+    for chunk in [1, 7, 100] {
+        let mut p = t
+            .parser_with(
+                "the prompt<s>",
+                retort_engine::ParserOptions::new().limits(limits),
+                None,
+            )
+            .expect("parser");
+        let text = "a".repeat(100);
+        for piece in text.as_bytes().chunks(chunk) {
+            p.feed(std::str::from_utf8(piece).expect("ASCII"))
+                .expect("within the limit");
+        }
+        let err = p.feed("bc").map(|_| ()).expect_err("over the limit");
+        assert_eq!(
+            err.kind,
+            ParseErrorKind::Limit {
+                name: "max_message",
+                limit: 100
+            }
+        );
+        assert_eq!(err.raw, "bc");
+        let err = p.feed_bytes(b"d").map(|_| ()).expect_err("over the limit");
+        assert_eq!(err.raw, "d");
+        let (message, _) = p.finalize().expect("the parser still finalizes");
+        assert_eq!(
+            message.get("content"),
+            Some(&retort_engine::Value::Str(text.clone()))
+        );
+    }
+}

@@ -143,6 +143,9 @@ pub struct Parser<'t, M = &'t Template> {
     /// Lenient mode: the work budget ran out; the rest is text of the open
     /// region.
     plain: bool,
+    /// Where the model's output starts in `text` (after the prompt's tail):
+    /// `max_message` counts from here.
+    output_start: usize,
 }
 
 impl Template {
@@ -240,6 +243,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             options,
             malformed: Vec::new(),
             plain: false,
+            output_start: 0,
         };
         p.scan.set_budget(options.budget);
         if !t.trackers.tables.is_empty() {
@@ -258,6 +262,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             p.raw.clear();
             p.values.clear();
         }
+        p.output_start = p.text.len();
         let ws = p.watch_set();
         p.scan.reset(ws, p.pos);
         p.quick = p.quick_stop();
@@ -284,15 +289,24 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         let wi = self.watch_index();
         let ws = &self.t.watch_sets[wi];
         let specialised = self.m.has_quick(wi);
+        // What the quick path may still take before a limit needs checking
+        // (the slow path checks and reports it).
+        let limits = &self.options.limits;
+        let room = limits
+            .max_region
+            .saturating_sub(self.body.len())
+            .min(limits.max_message.saturating_sub(self.fed()));
         if let Some(set) = &ws.literals {
             return (specialised || set.firsts.members.len() == 1).then_some(Quick {
                 ws: wi as u16,
+                room,
                 stops: &set.firsts,
                 loop_bytes: None,
             });
         }
         (specialised || ws.stops.members.len() == 1).then_some(Quick {
             ws: wi as u16,
+            room,
             stops: &ws.stops,
             loop_bytes: ws
                 .loops
@@ -305,6 +319,9 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     /// The quick path of [`Parser::feed`]: `text` holds no byte that can
     /// begin a delimiter, so it all goes to the open region.
     fn feed_quick<'a>(&'a mut self, text: &'a str, field: u16) -> Events<'a> {
+        if let Some(q) = &mut self.quick {
+            q.room -= text.len();
+        }
         self.raw.clear();
         self.values.clear();
         let start = self.pos;
@@ -388,6 +405,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     /// that might start a delimiter is kept until the next call decides it.
     pub fn feed<'a>(&'a mut self, text: &'a str) -> Result<Events<'a>, ParseError> {
         if let (Some(q), Some(field)) = (self.quick, self.current)
+            && text.len() <= q.room
             && self
                 .m
                 .quick_takes(q.ws as usize, text.as_bytes())
@@ -401,6 +419,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
 
     fn feed_slow<'a>(&'a mut self, text: &'a str) -> Result<Events<'a>, ParseError> {
         self.begin_call()?;
+        self.check_message(text.len(), || text.to_owned())?;
         if self.stuck || text.is_empty() {
             return Ok(self.events(self.text.hay()));
         }
@@ -418,6 +437,9 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                 self.pos = end;
                 self.scan.skip_to(end);
                 self.text.restart(end, src.prev_byte(end), "");
+                if let Err(e) = self.check_limits(src) {
+                    return Err(self.fail(e));
+                }
                 self.quick = self.quick_stop();
                 return Ok(self.events(src));
             }
@@ -447,6 +469,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     pub fn feed_bytes(&mut self, bytes: &[u8]) -> Result<Events<'_>, ParseError> {
         self.quick = None;
         self.begin_call()?;
+        self.check_message(bytes.len(), || String::from_utf8_lossy(bytes).into_owned())?;
         let joined;
         let data: &[u8] = if self.pending_utf8.is_empty() {
             bytes
@@ -494,6 +517,21 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     /// Ends the generation: settles what was held, closes the open region,
     /// checks required fields, and returns the message with the last events.
     pub fn finalize(&mut self) -> Result<(Map, Events<'_>), ParseError> {
+        let message = self.end(true)?;
+        Ok((message, self.events(self.text.hay())))
+    }
+
+    /// [`Parser::finalize`] for a caller that does not read the last events:
+    /// the values of regions that closed at the end are not copied for them
+    /// (the message holds them), which halves the memory a long last region
+    /// needs at the end.
+    pub fn finalize_message(&mut self) -> Result<Map, ParseError> {
+        let message = self.end(false)?;
+        self.raw.clear();
+        Ok(message)
+    }
+
+    fn end(&mut self, keep_events: bool) -> Result<Map, ParseError> {
         self.quick = None;
         self.begin_call()?;
         if !self.pending_utf8.is_empty() {
@@ -552,7 +590,9 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         }
         self.finalized = true;
         // The last events must not point into the message, which moves out.
-        self.detach(|_| true);
+        if keep_events {
+            self.detach(|_| true);
+        }
         // The reference starts from a copy of the defaults and drops empty
         // values of other keys at the end. The defaults are applied here
         // rather than copied into every parser at construction.
@@ -570,7 +610,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                 message.insert(k, v);
             }
         }
-        Ok((message, self.events(self.text.hay())))
+        Ok(message)
     }
 
     /// Runs `f` over the buffered text (taken out of `self` meanwhile, so
@@ -693,6 +733,29 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         Ok(())
     }
 
+    /// Model output read so far, in bytes.
+    fn fed(&self) -> usize {
+        self.text.len() - self.output_start + self.pending_utf8.len()
+    }
+
+    /// Refuses a piece of `len` bytes that would take the output past
+    /// `max_message`. The piece is not read: the parser stays as it was (it
+    /// can still be finalized), and the error's `raw` is the piece.
+    fn check_message(&self, len: usize, raw: impl FnOnce() -> String) -> Result<(), ParseError> {
+        let limit = self.options.limits.max_message;
+        let fed = self.fed();
+        if fed.saturating_add(len) <= limit {
+            return Ok(());
+        }
+        let message = format!(
+            "the output would reach {} bytes (limit max_message = {limit}); the piece was not read",
+            fed.saturating_add(len)
+        );
+        let mut e = self.limit_error("max_message", limit, self.text.len(), raw(), message);
+        e.field = None;
+        Err(e)
+    }
+
     /// The error for a limit that was reached: the text it concerns is kept
     /// in `raw`.
     fn limit_error(
@@ -804,6 +867,9 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
 struct Quick<'t> {
     /// The watch set (parser state) the test is for.
     ws: u16,
+    /// Bytes the quick path may still take before `max_region` or
+    /// `max_message` could be reached.
+    room: usize,
     /// The bytes at which a watched delimiter can begin (one byte).
     stops: &'t ByteSet,
     /// With leading loops (`\s*<tool_call>`): their ASCII bytes. A piece

@@ -34,3 +34,25 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         })
     }
 }
+
+impl<'t, M: Machine<'t>> Parser<'t, M> {
+    /// The field whose region is open after the last call (the implicit
+    /// field's too) and the text it has received so far, exactly as the
+    /// model wrote it. After an error this is the text of the region the
+    /// error is in, up to where parsing stopped, so a caller can report
+    /// it without keeping a copy of the stream.
+    pub fn region_text(&self) -> Option<(&str, &str)> {
+        let f = self.current?;
+        Some((&self.t.fields[f as usize].name, &self.body))
+    }
+}
+
+impl<'t, M: Machine<'t>> Parser<'t, M> {
+    /// The values of the regions closed so far, by field, as the message
+    /// holds them before [`Parser::finalize`] applies the template's
+    /// defaults and drops empty values. After an error (a required field
+    /// missing at the end, say) this is what was parsed before it.
+    pub fn parsed_so_far(&self) -> &crate::Map {
+        &self.output
+    }
+}

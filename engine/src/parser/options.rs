@@ -9,6 +9,10 @@ pub struct Limits {
     pub max_held: usize,
     /// The most text one region may collect before it closes, in bytes.
     pub max_region: usize,
+    /// The most model output one parser reads, in bytes (what
+    /// [`Parser::feed`](crate::Parser::feed) and `feed_bytes` are given, over
+    /// the parser's life; the prompt does not count).
+    pub max_message: usize,
 }
 
 impl Default for Limits {
@@ -16,6 +20,7 @@ impl Default for Limits {
         Limits {
             max_held: 16 << 20,
             max_region: 256 << 20,
+            max_message: 1 << 30,
         }
     }
 }
@@ -33,12 +38,19 @@ impl Limits {
         self
     }
 
+    /// The same limits with another `max_message`.
+    pub fn with_max_message(mut self, bytes: usize) -> Limits {
+        self.max_message = bytes;
+        self
+    }
+
     /// No limits (the default limits are generous; this is for callers that
     /// bound their input elsewhere).
     pub fn none() -> Limits {
         Limits {
             max_held: usize::MAX,
             max_region: usize::MAX,
+            max_message: usize::MAX,
         }
     }
 }

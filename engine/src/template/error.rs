@@ -49,8 +49,10 @@ pub enum Rule {
     SeveralImplicitFields,
     /// Neither `start_anchor` nor `start_anchor_pattern`.
     NoStartAnchor,
-    /// The file holding the template could not be read (or it holds a
-    /// `tokenizer_config.json` without a `response_template`).
+    /// The file holding the template could not be read, it holds a
+    /// `tokenizer_config.json` without a `response_template`, or the text
+    /// is larger than the loader's size limit
+    /// ([`MAX_TEMPLATE_BYTES`](crate::template::MAX_TEMPLATE_BYTES)).
     Source,
 }
 

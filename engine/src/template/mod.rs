@@ -152,11 +152,37 @@ pub const FIELD_KEYS: [&str; 11] = [
     "transform_each",
 ];
 
+/// The largest template text [`Template::from_json`] reads, in bytes
+/// (32 MiB). A response template is a few kilobytes and a whole
+/// `tokenizer_config.json` rarely more than a few megabytes; the bound keeps
+/// a hostile file from costing unbounded memory while it is decoded. Raise it
+/// with [`Template::from_json_limited`].
+pub const MAX_TEMPLATE_BYTES: usize = 32 << 20;
+
 impl Template {
     /// Loads a template from JSON text: either a bare response template, or a
     /// `tokenizer_config.json` that holds one under `response_template`.
+    /// Text longer than [`MAX_TEMPLATE_BYTES`] is refused ([`Rule::Source`]).
     #[cfg(feature = "dynamic")]
     pub fn from_json(text: &str) -> Result<Template, TemplateError> {
+        Self::from_json_limited(text, MAX_TEMPLATE_BYTES)
+    }
+
+    /// [`Template::from_json`] with another size limit, in bytes.
+    #[cfg(feature = "dynamic")]
+    pub fn from_json_limited(text: &str, max_bytes: usize) -> Result<Template, TemplateError> {
+        if text.len() > max_bytes {
+            return Err(TemplateError {
+                rule: Rule::Source,
+                path: String::new(),
+                location: None,
+                message: format!(
+                    "the template text is {} bytes, more than the limit of {max_bytes} bytes \
+                     (Template::from_json_limited raises it)",
+                    text.len()
+                ),
+            });
+        }
         let value = json_loads(text).map_err(|e| {
             let location = match &e {
                 JsonError::Decode { pos, .. } => {
@@ -726,6 +752,18 @@ mod tests {
 
     fn err(text: &str) -> TemplateError {
         Template::from_json(text).expect_err("the template is broken")
+    }
+
+    #[test]
+    fn text_past_the_size_limit_is_refused_before_it_is_decoded() {
+        let text = r#"{"start_anchor": "<a>", "fields": {"x": {}}}"#;
+        Template::from_json_limited(text, text.len()).expect("at the limit");
+        let e = Template::from_json_limited(text, text.len() - 1).expect_err("past the limit");
+        assert_eq!(e.rule, Rule::Source);
+        assert!(e.message.contains(&format!("{} bytes", text.len())), "{e}");
+        // Even text that is not JSON: the size is checked first.
+        let e = Template::from_json_limited("[[[[", 3).expect_err("past the limit");
+        assert_eq!(e.rule, Rule::Source);
     }
 
     #[test]
