@@ -11,7 +11,7 @@
 //!   (`templates/*.json` and each valid inline template of
 //!   `tests/conformance/cases/*.jsonl`), for `cargo test`.
 
-use retort_engine::py::json_loads;
+use retort_engine::py::json_loads_with_depth;
 use retort_engine::{Template, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -106,7 +106,8 @@ fn inline_templates(
         println!("cargo:rerun-if-changed={}", file.display());
         let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            let case = json_loads(line).map_err(|e| format!("{}: {e}", file.display()))?;
+            let case = json_loads_with_depth(line, usize::MAX)
+                .map_err(|e| format!("{}: {e}", file.display()))?;
             let Some(template @ Value::Map(_)) = case.as_map().and_then(|m| m.get("template"))
             else {
                 continue;

@@ -79,13 +79,30 @@ CASES = [
     ("zero-width-at-end-after-text", t({"r": {"open_pattern": r"\Z", "close": "!"}, "c": {}}), "", "abc"),
 ]
 
+# Deeply nested JSON in a tool call: the reference's json.loads raises
+# RecursionError past a depth that its own call stack decides; the cases
+# straddle it, with and without a transform over the value.
+TOOL_JSON = {"open": "<tc>", "close": "</tc>", "repeats": True, "content": "json"}
+TOOL_JSON_T = {**TOOL_JSON, "transform": {"name": "{content.name}", "arguments": "{content.arguments}"}}
+for depth in (985, 986, 987):
+    deep_list = "[" * depth + "]" * depth
+    deep_obj = '{"a": ' * (depth - 1) + "{}" + "}" * (depth - 1)
+    CASES.append((f"deep-json-list-{depth}", t({"tc": TOOL_JSON, "c": {}}), "", f"call <tc>{deep_list}</tc> done"))
+    CASES.append((f"deep-json-args-{depth}", t({"tc": TOOL_JSON_T, "c": {}}), "",
+                  f'<tc>{{"name": "f", "arguments": {deep_obj}}}</tc>'))
+
 TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"properties": {"a": {"type": "number"}, "s": {"type": "integer"}}}}}]
 
 
 def main():
     rng = random.Random(7)
     for name, template, prefix, text in CASES:
-        case = {"id": f"hand/{name}", "template": template, "prefix": prefix, "text": text, "chunkings": chunkings(text, rng)}
+        cuts = chunkings(text, rng)
+        if name.startswith("deep-json"):
+            # Long texts: two chunkings keep the vectors small.
+            third = len(text) // 3
+            cuts = [[text[:third], text[third:2 * third], text[2 * third:]], [text[:7], text[7:]]]
+        case = {"id": f"hand/{name}", "template": template, "prefix": prefix, "text": text, "chunkings": cuts}
         if name.startswith("tools"):
             case["tools"] = TOOLS
         print(json.dumps(case, ensure_ascii=False))

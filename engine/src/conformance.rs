@@ -228,7 +228,8 @@ pub fn to_line(result: &Value) -> String {
 /// Normalises a value the way a result line reads back: tagged floats and big
 /// integers, so that a freshly produced result compares with a stored one.
 pub fn normalise(v: &Value) -> Value {
-    json_loads(&to_line(v)).unwrap_or(Value::Null)
+    // Vectors hold values as deep as the reference allowed: no depth limit here.
+    crate::py::json_loads_with_depth(&to_line(v), usize::MAX).unwrap_or(Value::Null)
 }
 
 /// Deep equality that keeps bool, int and float apart (as `compare.py`).

@@ -283,3 +283,52 @@ fn the_message_limit_refuses_a_piece_and_keeps_the_parser() {
         );
     }
 }
+
+/// JSON nested far past the reference's depth limit in a tool call: a typed
+/// error at the limit (the reference's `RecursionError`), no stack overflow,
+/// in one piece and streamed; lenient mode reports the region and goes on.
+/// (`tests/conformance/cases/hand.jsonl` pins the limit itself against the
+/// reference: depths 985 to 987.)
+#[test]
+fn json_nested_a_hundred_thousand_deep_is_a_typed_error() {
+    let t = Template::from_json(
+        r#"{"start_anchor": "<s>", "fields": {"content": {},
+            "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "content": "json", "repeats": true}}}"#,
+    )
+    .expect("valid template");
+    let depth = 100_000;
+    for (open, close) in [("[", "]"), ("{\"a\": ", "}")] {
+        let body = format!("{}1{}", open.repeat(depth), close.repeat(depth));
+        let text = format!("<tool_call>{body}</tool_call> after");
+        for chunk in [text.len(), 4096, 7] {
+            let mut p = t.parser("").expect("parser");
+            let mut err = None;
+            for piece in text.as_bytes().chunks(chunk) {
+                if let Err(e) = p.feed(std::str::from_utf8(piece).expect("ASCII")) {
+                    err = Some(e);
+                    break;
+                }
+            }
+            let err = match err {
+                Some(e) => e,
+                None => p.finalize().map(|_| ()).expect_err("too deep"),
+            };
+            assert_eq!(err.kind, ParseErrorKind::Field);
+            assert!(
+                err.message.contains("maximum recursion depth exceeded"),
+                "{}",
+                err.message
+            );
+            assert_eq!(err.raw, body, "the region's text is kept");
+        }
+        let mut p = t.parser_with("", lenient(), None).expect("parser");
+        p.feed(&text).expect("lenient mode goes on");
+        let (message, _) = p.finalize().expect("lenient mode goes on");
+        assert_eq!(
+            message.get("content"),
+            Some(&retort_engine::Value::Str("after".into()))
+        );
+        assert_eq!(p.malformed().len(), 1);
+        assert_eq!(p.malformed()[0].raw, body);
+    }
+}

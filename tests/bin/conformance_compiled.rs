@@ -44,7 +44,7 @@ fn run(path: &std::path::Path) -> Result<(), String> {
         if line.trim().is_empty() {
             continue;
         }
-        let case = retort::py::json_loads(&line)
+        let case = retort::py::json_loads_with_depth(&line, usize::MAX)
             .map_err(|e| format!("{}:{}: {e}", path.display(), n + 1))?;
         let id = field(&case, "id").cloned().unwrap_or(Value::Null);
         let result = match field(&case, "template") {

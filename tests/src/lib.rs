@@ -22,7 +22,7 @@ pub fn read_cases(path: &Path) -> Vec<Value> {
         .filter(|l| !l.trim().is_empty())
         .enumerate()
         .map(|(i, l)| {
-            retort::py::json_loads(l)
+            retort::py::json_loads_with_depth(l, usize::MAX)
                 .unwrap_or_else(|e| panic!("{}:{}: {e}", path.display(), i + 1))
         })
         .collect()
