@@ -9,7 +9,7 @@
 //! with it.
 
 use crate::event::{OwnedEvent, coalesce};
-use crate::py::json_loads;
+use crate::py::json_loads_with_depth;
 use crate::template::{Template, TemplateError};
 use crate::value::{Map, NonFinite, Value};
 use crate::{ParseError, Parser};
@@ -229,7 +229,7 @@ pub fn to_line(result: &Value) -> String {
 /// integers, so that a freshly produced result compares with a stored one.
 pub fn normalise(v: &Value) -> Value {
     // Vectors hold values as deep as the reference allowed: no depth limit here.
-    crate::py::json_loads_with_depth(&to_line(v), usize::MAX).unwrap_or(Value::Null)
+    json_loads_with_depth(&to_line(v), usize::MAX).unwrap_or(Value::Null)
 }
 
 /// Deep equality that keeps bool, int and float apart (as `compare.py`).
@@ -364,7 +364,7 @@ mod tests {
     use super::*;
 
     fn v(s: &str) -> Value {
-        json_loads(s).unwrap()
+        crate::py::json_loads(s).unwrap()
     }
 
     #[test]
