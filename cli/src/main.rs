@@ -9,7 +9,7 @@ mod parse;
 mod source;
 
 use clap::{Parser as ClapParser, Subcommand};
-use retort::py::json_loads;
+use retort::py::json_loads_with_depth;
 use retort::value::NonFinite;
 use retort::{Template, Value};
 use source::Source;
