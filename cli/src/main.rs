@@ -324,8 +324,7 @@ fn conformance(cases: &Path, templates: &Path) -> Result<(), Failure> {
         }
         let at = |e: String| Failure::Io(format!("{}:{}: {e}", cases.display(), n + 1));
         // Vectors hold values as deep as the reference allowed: no depth limit.
-        let case =
-            retort::py::json_loads_with_depth(&line, usize::MAX).map_err(|e| at(e.to_string()))?;
+        let case = json_loads_with_depth(&line, usize::MAX).map_err(|e| at(e.to_string()))?;
         let result = run_case(&case, templates).map_err(at)?;
         writeln!(out, "{result}").map_err(|e| Failure::Io(format!("stdout: {e}")))?;
     }
