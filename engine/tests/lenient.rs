@@ -18,7 +18,7 @@ fn read_cases(path: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     text.lines()
         .filter(|l| !l.trim().is_empty())
-        .map(|l| retort_engine::py::json_loads(l).expect("a JSON case"))
+        .map(|l| retort_engine::py::json_loads_with_depth(l, usize::MAX).expect("a JSON case"))
         .collect()
 }
 

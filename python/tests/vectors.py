@@ -40,16 +40,28 @@ def decode(v: Any) -> Any:
 
 
 def strict_equal(a: Any, b: Any) -> bool:
-    """Deep equality with exact types and dict key order; NaN equals NaN."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(strict_equal(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(strict_equal(x, y) for x, y in zip(a, b))
-    if isinstance(a, float):
-        return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b))
-    return a == b
+    """Deep equality with exact types and dict key order; NaN equals NaN.
+    Iterative: vectors hold values nested as deep as the reference's JSON
+    limit (986 levels), past Python's recursion limit for a recursive walk."""
+    stack = [(a, b)]
+    while stack:
+        a, b = stack.pop()
+        if type(a) is not type(b):
+            return False
+        if isinstance(a, dict):
+            if list(a) != list(b):
+                return False
+            stack.extend((a[k], b[k]) for k in a)
+        elif isinstance(a, list):
+            if len(a) != len(b):
+                return False
+            stack.extend(zip(a, b))
+        elif isinstance(a, float):
+            if not ((math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b))):
+                return False
+        elif a != b:
+            return False
+    return True
 
 
 def coalesce(events: list[dict]) -> list[dict]:

@@ -652,8 +652,17 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         Ok(())
     }
 
+    /// Records `e`: later calls return it again, without its `raw` text,
+    /// which this first return hands over (a copy could double the memory
+    /// a limit error is about).
     fn fail(&mut self, e: ParseError) -> ParseError {
-        self.failed = Some(Box::new(e.clone()));
+        self.failed = Some(Box::new(ParseError {
+            kind: e.kind.clone(),
+            field: e.field.clone(),
+            offset: e.offset,
+            raw: String::new(),
+            message: e.message.clone(),
+        }));
         e
     }
 
@@ -703,7 +712,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         self.check_limits(src)
     }
 
-    fn check_limits(&self, src: Hay<'_>) -> Result<(), ParseError> {
+    fn check_limits(&mut self, src: Hay<'_>) -> Result<(), ParseError> {
         let limits = &self.options.limits;
         let held = src.end().saturating_sub(self.pos);
         if held > limits.max_held {
@@ -721,7 +730,9 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                 self.body.len(),
                 limits.max_region
             );
-            let raw = self.body.clone();
+            // The parser fails here: the region's text moves into the error
+            // rather than being copied (it may be hundreds of megabytes).
+            let raw = std::mem::take(&mut self.body);
             return Err(self.limit_error(
                 "max_region",
                 limits.max_region,
