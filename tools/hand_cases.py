@@ -91,6 +91,16 @@ for depth in (985, 986, 987):
     CASES.append((f"deep-json-args-{depth}", t({"tc": TOOL_JSON_T, "c": {}}), "",
                   f'<tc>{{"name": "f", "arguments": {deep_obj}}}</tc>'))
 
+# Appended after the others so that their chunkings (drawn from one seeded
+# generator) stay as recorded.
+CASES += [
+    # A lookbehind at the start of a branch of a leading group (LFM2's and
+    # Gemma 3's tool-call openers): the DFA plan runs it as `AC|BC`.
+    ("lookbehind-in-leading-group", t({"call": {"open_pattern": r"(?:<calls>\s*\[|(?<=\)),\s*)(?P<n>[a-z]+)\(", "close_pattern": r"\)\s*(?:\]|(?=,\s*[a-z]+\())", "repeats": True, "transform": {"name": "{n}", "args": "{content}"}}, "c": {}}), "",
+     "x, f(1) <calls> [f(1), g(2), h(3)] y), k(4) z <calls>[m(5)]"),
+    ("lookbehind-in-leading-group-priority", t({"o": {"open_pattern": r"(?:ab|(?<=x)a)(?:bc|b)", "close": "!"}, "c": {}}), "", "xabc! ab! xab! xabbc! xabbc"),
+]
+
 TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"properties": {"a": {"type": "number"}, "s": {"type": "integer"}}}}}]
 
 

@@ -27,6 +27,21 @@ fn unsupported(construct: &str, offset: usize) -> Unsupported {
 /// Builds the plan for `node`.
 pub(crate) fn plan(node: &Node) -> Result<DfaPlan, Unsupported> {
     let (global_guard, rest) = split_guard(std::slice::from_ref(strip_groups(node)))?;
+    if global_guard.is_none()
+        && let Some(branches) = distribute(rest)
+    {
+        let mut out = Vec::with_capacity(branches.len());
+        for items in &branches {
+            let (guard, body) = split_guard(items)?;
+            let (body, lookahead) = translate_seq(body, true)?;
+            out.push(DfaBranch {
+                guard,
+                body,
+                lookahead,
+            });
+        }
+        return Ok(DfaPlan { branches: out });
+    }
     // The top-level alternatives (looking through groups).
     let alternatives: Option<&Vec<Node>> = match rest {
         [one] => match strip_groups(one) {
@@ -67,6 +82,47 @@ pub(crate) fn plan(node: &Node) -> Result<DfaPlan, Unsupported> {
         });
     }
     Ok(DfaPlan { branches })
+}
+
+/// `(?:A|(?<=x)B)C`, a lookbehind at the start of a branch of a leading
+/// group (`(?:<\|tool_call_start\|>\s*\[|(?<=\)),\s*)name\(`): under
+/// leftmost-first matching `(?:A|B)C` matches as `AC|BC`, with the same order
+/// of preference, which puts each lookbehind at the start of a top-level
+/// branch, where it is a guard. Returns those branches' items, or `None`
+/// when the pattern does not have that shape.
+fn distribute(items: &[Node]) -> Option<Vec<Vec<Node>>> {
+    let items = match items {
+        [Node::Concat(inner)] => inner.as_slice(),
+        other => other,
+    };
+    let [first, tail @ ..] = items else {
+        return None;
+    };
+    let Node::Alt(alts) = strip_groups(first) else {
+        return None;
+    };
+    let leads_with_lookbehind = |n: &Node| {
+        let inner = match strip_groups(n) {
+            Node::Concat(v) => v.first(),
+            other => Some(other),
+        };
+        matches!(inner, Some(Node::Look { behind: true, .. }))
+    };
+    if tail.is_empty() || !alts.iter().any(leads_with_lookbehind) {
+        return None;
+    }
+    Some(
+        alts.iter()
+            .map(|alt| {
+                let mut branch = match strip_groups(alt) {
+                    Node::Concat(v) => v.clone(),
+                    other => vec![other.clone()],
+                };
+                branch.extend(tail.iter().cloned());
+                branch
+            })
+            .collect(),
+    )
 }
 
 /// Capture groups do not matter to a DFA: look through them.
