@@ -22,15 +22,23 @@ fn read_cases(path: &Path) -> Vec<Value> {
         .collect()
 }
 
-fn case_files() -> Vec<PathBuf> {
+/// The case files, each with the directory its named templates are in.
+fn case_files() -> Vec<(PathBuf, PathBuf)> {
     let mut files = Vec::new();
-    // The shared vectors (../shared/conformance/cases) are many thousands
-    // of cases: set RETORT_LENIENT_SHARED=1 to include them.
-    let mut dirs = vec![root().join("tests/conformance/cases")];
+    // The shared vectors (RETORT_SHARED, default ../shared) are many
+    // thousands of cases: set RETORT_LENIENT_SHARED=1 to include them.
+    let mut dirs = vec![(
+        root().join("tests/conformance/cases"),
+        root().join("templates"),
+    )];
     if std::env::var_os("RETORT_LENIENT_SHARED").is_some() {
-        dirs.push(root().join("../shared/conformance/cases"));
+        let shared = std::env::var_os("RETORT_SHARED")
+            .map_or_else(|| root().join("../shared"), PathBuf::from);
+        let cases = shared.join("conformance/cases");
+        assert!(cases.is_dir(), "no shared vectors at {}", cases.display());
+        dirs.push((cases, shared.join("conformance/templates")));
     }
-    for dir in dirs {
+    for (dir, templates) in dirs {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
@@ -39,16 +47,16 @@ fn case_files() -> Vec<PathBuf> {
             .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
             .collect();
         here.sort();
-        files.extend(here);
+        files.extend(here.into_iter().map(|f| (f, templates.clone())));
     }
     files
 }
 
-fn template_of(case: &Value) -> Option<Template> {
+fn template_of(case: &Value, templates: &Path) -> Option<Template> {
     match field(case, "template")? {
         Value::Str(name) => {
-            let json =
-                std::fs::read_to_string(root().join(format!("templates/{name}.json"))).ok()?;
+            let json = std::fs::read_to_string(templates.join(format!("{name}.json")))
+                .unwrap_or_else(|e| panic!("template {name}: {e}"));
             Template::from_json(&json).ok()
         }
         v @ Value::Map(_) => Template::from_value(v).ok(),
@@ -82,9 +90,9 @@ fn has_error(result: &Value) -> bool {
 fn valid_output_gives_identical_results_strict_and_lenient() {
     let mut compared = 0;
     let mut failures = Vec::new();
-    for file in case_files() {
+    for (file, templates) in case_files() {
         for case in read_cases(&file) {
-            let Some(t) = template_of(&case) else {
+            let Some(t) = template_of(&case, &templates) else {
                 continue;
             };
             let strict = run_case_with(&case, &t);
@@ -114,7 +122,7 @@ fn load_samples() -> Vec<(Template, String, String)> {
     read_cases(&root().join("tests/conformance/cases/models.jsonl"))
         .iter()
         .filter_map(|case| {
-            let t = template_of(case)?;
+            let t = template_of(case, &root().join("templates"))?;
             let text = field(case, "text")?.as_str()?.to_owned();
             let prefix = field(case, "prefix")
                 .and_then(Value::as_str)
