@@ -558,7 +558,7 @@ fn openai_chunks(
     input: &mut dyn Read,
     chunk: Option<usize>,
 ) -> Result<(), Failure> {
-    use retort::openai::{ChatCompletionChunk, ChunkStream, Error, Options};
+    use retort::openai::{ChunkStream, Chunks, Error, Options};
     let fail = |e: Error| match e {
         Error::Parse(e) => {
             eprintln!("error: {e}");
@@ -579,18 +579,19 @@ fn openai_chunks(
     };
     let mut stream = ChunkStream::new(template, prefix, options).map_err(fail)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    let mut write = |chunks: Vec<ChatCompletionChunk>| -> Result<(), Failure> {
-        for c in chunks {
-            let line = serde_json::to_string(&c)
+    // Borrowed chunks, serialised straight into the output.
+    let mut write = |chunks: Chunks<'_>| -> Result<(), Failure> {
+        for c in chunks.iter() {
+            serde_json::to_writer(&mut out, &c)
                 .map_err(|e| Failure::Io(format!("writing a chunk: {e}")))?;
-            writeln!(out, "{line}").map_err(|e| Failure::Io(format!("writing: {e}")))?;
+            writeln!(out).map_err(|e| Failure::Io(format!("writing: {e}")))?;
         }
         out.flush()
             .map_err(|e| Failure::Io(format!("writing: {e}")))
     };
     pump(input, chunk, |piece| {
-        write(stream.feed(piece).map_err(fail)?)
+        write(stream.feed_chunks(piece).map_err(fail)?)
     })?;
-    let (last, _) = stream.finalize(false).map_err(fail)?;
+    let (last, _) = stream.finalize_chunks(false).map_err(fail)?;
     write(last)
 }

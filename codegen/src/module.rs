@@ -436,6 +436,13 @@ pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream
                 pub fn engine(&self) -> &#kr::Parser<'static, Machine> {
                     &self.inner
                 }
+
+                /// The engine underneath, running this template's generated
+                /// machine: for layers over the generic parser, such as
+                /// `retort::openai::ChunkStream::with_parser`.
+                pub fn into_engine(self) -> #kr::Parser<'static, Machine> {
+                    self.inner
+                }
             }
 
             /// Parses a whole generation at once.

@@ -2,10 +2,13 @@
 //!
 //! A server built on retort sends OpenAI `chat.completion.chunk`s, not
 //! region events. This crate derives them from the template, for every
-//! model: [`ChunkStream`] wraps a run-time parser and turns each `feed` into
-//! chunks and `finalize` into the last ones plus `finish_reason`; [`Deltas`]
-//! is the core underneath, which compiled parsers drive with their events
-//! (`.untyped()`) and `parser.engine().open_region()`.
+//! model: [`ChunkStream`] wraps a parser — run-time
+//! ([`ChunkStream::new`]) or compiled ([`ChunkStream::with_parser`] with
+//! `parser.into_engine()`) — and turns each `feed` into chunks and
+//! `finalize` into the last ones plus `finish_reason`. [`ChunkStream::feed_chunks`]
+//! gives the same chunks borrowed ([`ChunkRef`], the same JSON), without an
+//! allocation per chunk: what a server writing SSE lines uses. [`Deltas`] is
+//! the core underneath, for layers of one's own.
 //!
 //! # What the chunks guarantee
 //!
@@ -62,7 +65,7 @@ pub use stream::{Delta, Deltas, arguments_text};
 pub use types::*;
 
 use retort_engine::typed::AssistantMessage;
-use retort_engine::{Map, ParseError, Parser, Template, Value};
+use retort_engine::{Machine, Map, ParseError, Parser, Template, Value};
 use std::hash::{BuildHasher, Hasher};
 
 /// Where the reasoning goes in deltas and messages.
@@ -199,6 +202,70 @@ impl From<ParseError> for Error {
 pub struct Chunker {
     options: Options,
     started: bool,
+    /// Scratch for [`Chunker::chunks`].
+    scratch: Packed,
+}
+
+/// What one chunk says; its text is a range of [`Packed::arena`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Part {
+    Role,
+    Content(usize, usize),
+    Reasoning(usize, usize),
+    CallOpen {
+        index: u32,
+        id: (usize, usize),
+        name: (usize, usize),
+    },
+    CallArgs {
+        index: u32,
+        text: (usize, usize),
+    },
+    Finish(FinishReason),
+}
+
+/// The chunks of one call, packed: their parts and one buffer with all
+/// their text. Reused from call to call, so that streaming allocates
+/// nothing for the chunks once the buffers have grown.
+#[derive(Clone, Debug, Default)]
+struct Packed {
+    arena: String,
+    parts: Vec<Part>,
+}
+
+impl Packed {
+    fn clear(&mut self) {
+        self.arena.clear();
+        self.parts.clear();
+    }
+
+    fn push_text(&mut self, text: &str) -> (usize, usize) {
+        let start = self.arena.len();
+        self.arena.push_str(text);
+        (start, self.arena.len())
+    }
+
+    /// Appends `text` to the last part when it is a fragment of the same
+    /// kind (its text ends the arena); `false` when there is none.
+    fn extend_last(&mut self, kind: Part, text: &str) -> bool {
+        let end = self.arena.len();
+        let grown = match (self.parts.last_mut(), kind) {
+            (Some(Part::Content(_, e)), Part::Content(..))
+            | (Some(Part::Reasoning(_, e)), Part::Reasoning(..)) => e,
+            (
+                Some(Part::CallArgs {
+                    index: i,
+                    text: (_, e),
+                }),
+                Part::CallArgs { index, .. },
+            ) if *i == index => e,
+            _ => return false,
+        };
+        debug_assert_eq!(*grown, end);
+        self.arena.push_str(text);
+        *grown = self.arena.len();
+        true
+    }
 }
 
 impl Chunker {
@@ -207,174 +274,181 @@ impl Chunker {
         Chunker {
             options,
             started: false,
+            scratch: Packed::default(),
         }
     }
 
-    fn chunk(
-        &self,
-        delta: ChoiceDelta,
-        finish_reason: Option<FinishReason>,
-    ) -> ChatCompletionChunk {
-        ChatCompletionChunk {
-            id: self.options.completion_id.clone(),
-            object: "chat.completion.chunk".into(),
-            created: self.options.created,
-            model: self.options.model.clone(),
-            choices: vec![ChunkChoice {
-                index: 0,
-                delta,
-                logprobs: None,
-                finish_reason,
-            }],
-        }
-    }
-
-    fn role(&mut self, out: &mut Vec<ChatCompletionChunk>) {
+    fn role(&mut self, out: &mut Packed) {
         if !self.started {
             self.started = true;
-            out.push(self.chunk(
-                ChoiceDelta {
-                    role: Some("assistant".into()),
-                    ..ChoiceDelta::default()
-                },
-                None,
-            ));
+            out.parts.push(Part::Role);
         }
+    }
+
+    /// Packs `deltas` (after the role chunk, once) into `out`.
+    fn pack(&mut self, deltas: &[Delta], out: &mut Packed) {
+        self.role(out);
+        for d in deltas {
+            let (kind, text) = match d {
+                Delta::Content(t) => (Part::Content(0, 0), t),
+                Delta::Reasoning(_) if self.options.reasoning == Reasoning::Omit => continue,
+                Delta::Reasoning(t) => (Part::Reasoning(0, 0), t),
+                Delta::CallArgs { index, text } => (
+                    Part::CallArgs {
+                        index: *index,
+                        text: (0, 0),
+                    },
+                    text,
+                ),
+                Delta::CallOpen { index, id, name } => {
+                    let id = out.push_text(id);
+                    let name = out.push_text(name);
+                    out.parts.push(Part::CallOpen {
+                        index: *index,
+                        id,
+                        name,
+                    });
+                    continue;
+                }
+                Delta::CallDone { .. } => continue,
+            };
+            if out.extend_last(kind, text) {
+                continue;
+            }
+            let range = out.push_text(text);
+            out.parts.push(match kind {
+                Part::Content(..) => Part::Content(range.0, range.1),
+                Part::Reasoning(..) => Part::Reasoning(range.0, range.1),
+                Part::CallArgs { index, .. } => Part::CallArgs { index, text: range },
+                other => other,
+            });
+        }
+    }
+
+    fn finish_part(&mut self, reason: FinishReason, out: &mut Packed) {
+        self.role(out);
+        out.parts.push(Part::Finish(reason));
     }
 
     /// Appends the chunks for `deltas` to `out` (the role chunk first, once).
     pub fn chunks(&mut self, deltas: &[Delta], out: &mut Vec<ChatCompletionChunk>) {
-        self.role(out);
-        let mut pending: Option<ChoiceDelta> = None;
-        let flush =
-            |p: &mut Option<ChoiceDelta>, out: &mut Vec<ChatCompletionChunk>, me: &Chunker| {
-                if let Some(d) = p.take() {
-                    out.push(me.chunk(d, None));
-                }
-            };
-        for d in deltas {
-            match d {
-                Delta::Content(t) => {
-                    if let Some(ChoiceDelta {
-                        content: Some(c), ..
-                    }) = &mut pending
-                    {
-                        c.push_str(t);
-                        continue;
-                    }
-                    flush(&mut pending, out, self);
-                    pending = Some(ChoiceDelta {
-                        content: Some(t.clone()),
-                        ..ChoiceDelta::default()
-                    });
-                }
-                Delta::Reasoning(t) => {
-                    if self.options.reasoning == Reasoning::Omit {
-                        continue;
-                    }
-                    let merged = match (&mut pending, self.options.reasoning) {
-                        (
-                            Some(ChoiceDelta {
-                                reasoning_content: Some(r),
-                                ..
-                            }),
-                            Reasoning::ReasoningContent,
-                        )
-                        | (
-                            Some(ChoiceDelta {
-                                reasoning: Some(r), ..
-                            }),
-                            Reasoning::Reasoning,
-                        ) => {
-                            r.push_str(t);
-                            true
-                        }
-                        _ => false,
-                    };
-                    if merged {
-                        continue;
-                    }
-                    flush(&mut pending, out, self);
-                    let mut delta = ChoiceDelta::default();
-                    if self.options.reasoning == Reasoning::Reasoning {
-                        delta.reasoning = Some(t.clone());
-                    } else {
-                        delta.reasoning_content = Some(t.clone());
-                    }
-                    pending = Some(delta);
-                }
-                Delta::CallOpen { index, id, name } => {
-                    flush(&mut pending, out, self);
-                    out.push(self.chunk(
-                        ChoiceDelta {
-                            tool_calls: Some(vec![ToolCallDelta {
-                                index: *index,
-                                id: Some(id.clone()),
-                                kind: Some("function".into()),
-                                function: Some(FunctionDelta {
-                                    name: Some(name.clone()),
-                                    arguments: Some(String::new()),
-                                }),
-                            }]),
-                            ..ChoiceDelta::default()
-                        },
-                        None,
-                    ));
-                }
-                Delta::CallArgs { index, text } => {
-                    if let Some(ChoiceDelta {
-                        tool_calls: Some(calls),
-                        ..
-                    }) = &mut pending
-                        && let [
-                            ToolCallDelta {
-                                index: i,
-                                function:
-                                    Some(FunctionDelta {
-                                        arguments: Some(a), ..
-                                    }),
-                                ..
-                            },
-                        ] = calls.as_mut_slice()
-                        && i == index
-                    {
-                        a.push_str(text);
-                        continue;
-                    }
-                    flush(&mut pending, out, self);
-                    pending = Some(ChoiceDelta {
-                        tool_calls: Some(vec![ToolCallDelta {
-                            index: *index,
-                            function: Some(FunctionDelta {
-                                name: None,
-                                arguments: Some(text.clone()),
-                            }),
-                            ..ToolCallDelta::default()
-                        }]),
-                        ..ChoiceDelta::default()
-                    });
-                }
-                Delta::CallDone { .. } => {}
-            }
-        }
-        flush(&mut pending, out, self);
+        let mut packed = std::mem::take(&mut self.scratch);
+        packed.clear();
+        self.pack(deltas, &mut packed);
+        out.extend(
+            Chunks::new(&packed, &self.options)
+                .iter()
+                .map(|c| c.to_owned()),
+        );
+        self.scratch = packed;
     }
 
     /// The last chunk: an empty delta with `finish_reason`.
     pub fn finish(&mut self, reason: FinishReason, out: &mut Vec<ChatCompletionChunk>) {
-        self.role(out);
-        out.push(self.chunk(ChoiceDelta::default(), Some(reason)));
+        let mut packed = std::mem::take(&mut self.scratch);
+        packed.clear();
+        self.finish_part(reason, &mut packed);
+        out.extend(
+            Chunks::new(&packed, &self.options)
+                .iter()
+                .map(|c| c.to_owned()),
+        );
+        self.scratch = packed;
     }
 }
 
-/// A run-time parser that answers in OpenAI chunks.
+/// The chunks one call to [`ChunkStream::feed_chunks`] or
+/// [`ChunkStream::finalize_chunks`] made, borrowing the stream: iterate for
+/// [`ChunkRef`]s, which serialise exactly as the owned
+/// [`ChatCompletionChunk`]s do, without an allocation per chunk.
+#[derive(Clone, Copy, Debug)]
+pub struct Chunks<'a> {
+    packed: &'a Packed,
+    options: &'a Options,
+}
+
+impl<'a> Chunks<'a> {
+    fn new(packed: &'a Packed, options: &'a Options) -> Chunks<'a> {
+        Chunks { packed, options }
+    }
+
+    /// Number of chunks.
+    pub fn len(&self) -> usize {
+        self.packed.parts.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.packed.parts.is_empty()
+    }
+
+    /// The chunks, in order.
+    pub fn iter(&self) -> impl Iterator<Item = ChunkRef<'a>> + 'a {
+        let (packed, options) = (self.packed, self.options);
+        packed.parts.iter().map(move |part| {
+            let at = |(a, b): (usize, usize)| &packed.arena[a..b];
+            let mut delta = ChoiceDeltaRef::default();
+            let mut finish_reason = None;
+            match *part {
+                Part::Role => delta.role = Some("assistant"),
+                Part::Content(a, b) => delta.content = Some(at((a, b))),
+                Part::Reasoning(a, b) => {
+                    if options.reasoning == Reasoning::Reasoning {
+                        delta.reasoning = Some(at((a, b)));
+                    } else {
+                        delta.reasoning_content = Some(at((a, b)));
+                    }
+                }
+                Part::CallOpen { index, id, name } => {
+                    delta.tool_calls = Some([ToolCallDeltaRef {
+                        index,
+                        id: Some(at(id)),
+                        kind: Some("function"),
+                        function: Some(FunctionDeltaRef {
+                            name: Some(at(name)),
+                            arguments: Some(""),
+                        }),
+                    }]);
+                }
+                Part::CallArgs { index, text } => {
+                    delta.tool_calls = Some([ToolCallDeltaRef {
+                        index,
+                        id: None,
+                        kind: None,
+                        function: Some(FunctionDeltaRef {
+                            name: None,
+                            arguments: Some(at(text)),
+                        }),
+                    }]);
+                }
+                Part::Finish(reason) => finish_reason = Some(reason),
+            }
+            ChunkRef {
+                id: &options.completion_id,
+                object: "chat.completion.chunk",
+                created: options.created,
+                model: &options.model,
+                choices: [ChunkChoiceRef {
+                    index: 0,
+                    delta,
+                    logprobs: None,
+                    finish_reason,
+                }],
+            }
+        })
+    }
+}
+
+/// A parser that answers in OpenAI chunks: a run-time parser by default,
+/// or a compiled one's engine (see [`ChunkStream::with_parser`]).
 #[derive(Debug)]
-pub struct ChunkStream<'t> {
-    parser: Parser<'t>,
+pub struct ChunkStream<'t, M: Machine<'t> = &'t Template> {
+    parser: Parser<'t, M>,
     deltas: Deltas,
     chunker: Chunker,
     initial_done: bool,
     buf: Vec<Delta>,
+    packed: Packed,
 }
 
 impl<'t> ChunkStream<'t> {
@@ -389,12 +463,26 @@ impl<'t> ChunkStream<'t> {
             Some(tools) => template.parser_with_tools(prefix, tools)?,
             None => template.parser(prefix)?,
         };
+        ChunkStream::with_parser(parser, options)
+    }
+}
+
+impl<'t, M: Machine<'t>> ChunkStream<'t, M> {
+    /// A stream over a parser made elsewhere: a compiled parser's engine
+    /// (`parser.into_engine()`), or one made with [`retort_engine::ParserOptions`].
+    /// It must not have been fed yet, and must have been given the same
+    /// `tools` as `options` (they decide which values coercion may change).
+    pub fn with_parser(
+        parser: Parser<'t, M>,
+        options: Options,
+    ) -> Result<ChunkStream<'t, M>, Error> {
         Ok(ChunkStream {
+            deltas: Deltas::new(parser.template(), options.clone())?,
             parser,
-            deltas: Deltas::new(template, options.clone())?,
             chunker: Chunker::new(options),
             initial_done: false,
             buf: Vec::new(),
+            packed: Packed::default(),
         })
     }
 
@@ -408,8 +496,9 @@ impl<'t> ChunkStream<'t> {
         Ok(())
     }
 
-    /// The deltas for the next piece of the model's output.
-    pub fn feed_deltas(&mut self, text: &str) -> Result<Vec<Delta>, Error> {
+    /// Feeds `text` and leaves its deltas in `self.buf` (after any left
+    /// there).
+    fn step(&mut self, text: &str) -> Result<(), Error> {
         self.initial()?;
         let events = self.parser.feed(text)?;
         for ev in events.iter() {
@@ -417,6 +506,12 @@ impl<'t> ChunkStream<'t> {
         }
         self.deltas
             .open_region(self.parser.open_region(), &mut self.buf);
+        Ok(())
+    }
+
+    /// The deltas for the next piece of the model's output.
+    pub fn feed_deltas(&mut self, text: &str) -> Result<Vec<Delta>, Error> {
+        self.step(text)?;
         Ok(std::mem::take(&mut self.buf))
     }
 
@@ -426,6 +521,18 @@ impl<'t> ChunkStream<'t> {
         let mut out = Vec::new();
         self.chunker.chunks(&deltas, &mut out);
         Ok(out)
+    }
+
+    /// [`ChunkStream::feed`] without owned chunks: the chunks borrow the
+    /// stream until the next call. The same chunks, serialised to the same
+    /// JSON; what a server writing SSE lines wants (no allocation per chunk
+    /// once the stream's buffers have grown).
+    pub fn feed_chunks(&mut self, text: &str) -> Result<Chunks<'_>, Error> {
+        self.buf.clear();
+        self.step(text)?;
+        self.packed.clear();
+        self.chunker.pack(&self.buf, &mut self.packed);
+        Ok(Chunks::new(&self.packed, &self.chunker.options))
     }
 
     /// The last deltas, the finish reason and the message.
@@ -455,6 +562,18 @@ impl<'t> ChunkStream<'t> {
         self.chunker.chunks(&deltas, &mut out);
         self.chunker.finish(reason, &mut out);
         Ok((out, message))
+    }
+
+    /// [`ChunkStream::finalize`] with borrowed chunks (see
+    /// [`ChunkStream::feed_chunks`]).
+    pub fn finalize_chunks(&mut self, cut: bool) -> Result<(Chunks<'_>, Map), Error> {
+        self.buf.clear();
+        let (deltas, reason, message) = self.finalize_deltas(cut)?;
+        self.packed.clear();
+        self.chunker.pack(&deltas, &mut self.packed);
+        self.chunker.finish_part(reason, &mut self.packed);
+        self.buf = deltas;
+        Ok((Chunks::new(&self.packed, &self.chunker.options), message))
     }
 }
 

@@ -158,6 +158,9 @@ pub struct Deltas {
     content: Option<TextState>,
     reasoning: Option<TextState>,
     calls: Vec<Call>,
+    /// Leading calls that are open and closed: nothing more goes out for
+    /// them, so [`Deltas::send`] starts after them.
+    settled: usize,
     opened: u32,
     region: Option<Region>,
     pieces: Vec<Piece>,
@@ -216,6 +219,7 @@ impl Deltas {
             schemas,
             typed_params,
             calls: Vec::new(),
+            settled: 0,
             opened: 0,
             region: None,
             pieces: Vec::new(),
@@ -346,7 +350,11 @@ impl Deltas {
             if let Some(reader) = self.region.as_mut().and_then(|r| r.reader.as_mut()) {
                 reader.push(text, &mut pieces);
             }
-            self.apply(&mut pieces, out);
+            // Nothing learned (a region not read as JSON, or text that
+            // decided nothing): nothing new can be sent.
+            if !pieces.is_empty() {
+                self.apply(&mut pieces, out);
+            }
             self.pieces = pieces;
         } else {
             // The region closed: with its value, or (any other event, e.g. a
@@ -494,7 +502,14 @@ impl Deltas {
             self.shape.calls.as_ref().map(|c| &c.id),
             Some(Source::Json(_))
         );
-        for i in 0..self.calls.len() {
+        while self
+            .calls
+            .get(self.settled)
+            .is_some_and(|c| c.index.is_some() && c.closed)
+        {
+            self.settled += 1;
+        }
+        for i in self.settled..self.calls.len() {
             if self.calls[i].index.is_none() {
                 let c = &self.calls[i];
                 if c.closed {
@@ -612,10 +627,12 @@ impl Deltas {
         let c = &self.calls[i];
         // The whole text the call's arguments get: the reader's, when it read
         // them all and they mean the parsed value; otherwise the value's.
+        // (Equal text is the common case; reading it back is only needed
+        // where it differs, e.g. a key the model wrote twice.)
         let full = if !c.fallback
             && c.args_done
             && c.hold.is_none()
-            && json_loads(&c.args).is_ok_and(|v| arguments_text(&v) == want)
+            && (c.args == want || json_loads(&c.args).is_ok_and(|v| arguments_text(&v) == want))
         {
             c.args.clone()
         } else {
@@ -649,25 +666,34 @@ impl Deltas {
         let Some(region) = region.filter(|r| self.is_calls(r.field)) else {
             return;
         };
-        let Some(r) = &self.region else { return };
-        let shape = self.shape().clone();
-        let capture = |s: &Source| match s {
-            Source::Capture(g) => region
-                .captures
-                .iter()
-                .rev()
-                .find(|(k, v)| k == g && !v.is_empty())
-                .map(|(_, v)| v.clone()),
-            _ => None,
+        let (Some(r), Some(shape)) = (&self.region, &self.shape.calls) else {
+            return;
         };
-        let (name, id) = (capture(&shape.name), capture(&shape.id));
-        for &i in &r.calls.clone() {
-            let c = &mut self.calls[i];
-            if c.name.is_none() {
-                c.name.clone_from(&name);
-            }
-            if c.id.is_none() {
-                c.id.clone_from(&id);
+        // Called after every feed while a call's region is open: nothing is
+        // copied unless a call still lacks a name or an id.
+        let calls = &mut self.calls;
+        if r.calls
+            .iter()
+            .any(|&i| calls[i].name.is_none() || calls[i].id.is_none())
+        {
+            let capture = |s: &Source| match s {
+                Source::Capture(g) => region
+                    .captures
+                    .iter()
+                    .rev()
+                    .find(|(k, v)| k == g && !v.is_empty())
+                    .map(|(_, v)| v.clone()),
+                _ => None,
+            };
+            let (name, id) = (capture(&shape.name), capture(&shape.id));
+            for &i in &r.calls {
+                let c = &mut calls[i];
+                if c.name.is_none() {
+                    c.name.clone_from(&name);
+                }
+                if c.id.is_none() {
+                    c.id.clone_from(&id);
+                }
             }
         }
         self.send(out);

@@ -136,3 +136,116 @@ pub struct FunctionCall {
     /// The arguments as JSON text (see the crate docs for the spelling).
     pub arguments: String,
 }
+
+/// A [`ChatCompletionChunk`] that borrows its text (from
+/// [`crate::ChunkStream::feed_chunks`]): it serialises to the same JSON.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct ChunkRef<'a> {
+    /// See [`ChatCompletionChunk::id`].
+    pub id: &'a str,
+    /// `"chat.completion.chunk"`.
+    pub object: &'static str,
+    /// See [`ChatCompletionChunk::created`].
+    pub created: u64,
+    /// See [`ChatCompletionChunk::model`].
+    pub model: &'a str,
+    /// The one choice.
+    pub choices: [ChunkChoiceRef<'a>; 1],
+}
+
+/// See [`ChunkChoice`].
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct ChunkChoiceRef<'a> {
+    /// The choice's index (0).
+    pub index: u32,
+    /// What this chunk adds to the message.
+    pub delta: ChoiceDeltaRef<'a>,
+    /// Always `null`.
+    pub logprobs: Option<()>,
+    /// Set on the last chunk only.
+    pub finish_reason: Option<FinishReason>,
+}
+
+/// See [`ChoiceDelta`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct ChoiceDeltaRef<'a> {
+    /// See [`ChoiceDelta::role`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<&'static str>,
+    /// See [`ChoiceDelta::content`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<&'a str>,
+    /// See [`ChoiceDelta::reasoning_content`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning_content: Option<&'a str>,
+    /// See [`ChoiceDelta::reasoning`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<&'a str>,
+    /// See [`ChoiceDelta::tool_calls`]: one entry.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<[ToolCallDeltaRef<'a>; 1]>,
+}
+
+/// See [`ToolCallDelta`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct ToolCallDeltaRef<'a> {
+    /// See [`ToolCallDelta::index`].
+    pub index: u32,
+    /// See [`ToolCallDelta::id`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<&'a str>,
+    /// See [`ToolCallDelta::kind`].
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<&'static str>,
+    /// See [`ToolCallDelta::function`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub function: Option<FunctionDeltaRef<'a>>,
+}
+
+/// See [`FunctionDelta`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct FunctionDeltaRef<'a> {
+    /// See [`FunctionDelta::name`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<&'a str>,
+    /// See [`FunctionDelta::arguments`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<&'a str>,
+}
+
+impl ChunkRef<'_> {
+    /// The owned chunk.
+    pub fn to_owned(&self) -> ChatCompletionChunk {
+        let [choice] = &self.choices;
+        let d = &choice.delta;
+        let own = |s: Option<&str>| s.map(str::to_owned);
+        ChatCompletionChunk {
+            id: self.id.to_owned(),
+            object: self.object.to_owned(),
+            created: self.created,
+            model: self.model.to_owned(),
+            choices: vec![ChunkChoice {
+                index: choice.index,
+                delta: ChoiceDelta {
+                    role: own(d.role),
+                    content: own(d.content),
+                    reasoning_content: own(d.reasoning_content),
+                    reasoning: own(d.reasoning),
+                    tool_calls: d.tool_calls.map(|[c]| {
+                        vec![ToolCallDelta {
+                            index: c.index,
+                            id: own(c.id),
+                            kind: own(c.kind),
+                            function: c.function.map(|f| FunctionDelta {
+                                name: own(f.name),
+                                arguments: own(f.arguments),
+                            }),
+                        }]
+                    }),
+                },
+                logprobs: None,
+                finish_reason: choice.finish_reason,
+            }],
+        }
+    }
+}

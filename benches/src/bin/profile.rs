@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: profile WORKLOAD whole|streamN compiled|runtime [SECONDS]";
+    let usage = "usage: profile WORKLOAD whole|streamN compiled|runtime|openai [SECONDS]";
     let [name, mode, kind, rest @ ..] = args.as_slice() else {
         eprintln!("{usage}");
         std::process::exit(2);
@@ -30,6 +30,39 @@ fn main() {
             std::process::exit(2);
         }
     };
+    if kind == "openai" {
+        // The run-time parser through `ChunkStream::feed_chunks`, chunks
+        // serialised: what a server does.
+        let text = std::fs::read_to_string(
+            retort_benches::templates_dir().join(format!("{}.json", w.template)),
+        )
+        .expect("the template file");
+        let t = retort::Template::from_json(&text).expect("the template loads");
+        let pieces = mode.pieces(&w.text);
+        let seconds: f64 = rest.first().and_then(|s| s.parse().ok()).unwrap_or(3.0);
+        let start = Instant::now();
+        let mut runs = 0u64;
+        let mut out = Vec::new();
+        while start.elapsed() < Duration::from_secs_f64(seconds) {
+            let mut s = retort::openai::ChunkStream::new(
+                &t,
+                &w.prefix,
+                retort::openai::Options::deterministic(),
+            )
+            .expect("the prompt parses");
+            for p in &pieces {
+                for c in s.feed_chunks(p).expect("the workload streams").iter() {
+                    out.clear();
+                    serde_json::to_writer(&mut out, &c).expect("a chunk serialises");
+                }
+            }
+            s.finalize_chunks(false).expect("the workload streams");
+            runs += 1;
+        }
+        let per = start.elapsed().as_secs_f64() / runs as f64;
+        println!("{runs} runs, {:.1} us per run", per * 1e6);
+        return;
+    }
     let kind = match kind.as_str() {
         "compiled" => Kind::Compiled,
         "runtime" => Kind::Runtime,

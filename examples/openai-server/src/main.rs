@@ -115,8 +115,9 @@ async fn completions(State(app): State<Arc<App>>, body: String) -> Response {
             }
         };
         for piece in pieces(&worker.generation, worker.piece) {
-            let chunks = match stream.feed(&piece) {
-                Ok(c) => c,
+            // Borrowed chunks, written out at once: no chunk structs.
+            let chunks: Vec<String> = match stream.feed_chunks(&piece) {
+                Ok(c) => c.iter().map(|c| sse(&c)).collect(),
                 Err(e) => {
                     let _ = tx
                         .send(sse(&json!({"error": {"message": e.to_string()}})))
@@ -124,8 +125,8 @@ async fn completions(State(app): State<Arc<App>>, body: String) -> Response {
                     return;
                 }
             };
-            for c in chunks {
-                if tx.send(sse(&c)).await.is_err() {
+            for line in chunks {
+                if tx.send(line).await.is_err() {
                     return;
                 }
             }

@@ -3,8 +3,9 @@
 //!
 //! On the workloads with tool calls, in 4-character pieces, it times the
 //! run-time parser streaming plain events against the same parser wrapped
-//! in `retort::openai::ChunkStream` (chunk structs; and chunks serialised
-//! to JSON), and counts allocations per feed. Then it feeds each workload
+//! in `retort::openai::ChunkStream`: borrowed chunks (`feed_chunks`, what a
+//! server uses), the same serialised to JSON, and owned chunk structs
+//! (`feed`); and counts allocations per feed of each. Then it feeds each workload
 //! one character at a time and measures, for every character of the
 //! arguments the client receives, how many bytes of model output arrived
 //! between the model writing that character and retort sending it.
@@ -38,6 +39,29 @@ fn chunks(t: &Template, w: &Workload, pieces: &[&str], json: bool) -> usize {
         }
     }
     n + s.finalize(false).expect("the workload streams").0.len()
+}
+
+/// The same chunks borrowed (`feed_chunks`): what a server writing SSE lines
+/// uses.
+fn chunks_ref(t: &Template, w: &Workload, pieces: &[&str], json: bool) -> usize {
+    let mut s =
+        ChunkStream::new(t, &w.prefix, Options::deterministic()).expect("the prompt parses");
+    let mut n = 0;
+    let mut out = Vec::new();
+    for piece in pieces {
+        for c in s.feed_chunks(piece).expect("the workload streams").iter() {
+            if json {
+                out.clear();
+                serde_json::to_writer(&mut out, &c).expect("a chunk serialises");
+            }
+            n += 1;
+        }
+    }
+    n + s
+        .finalize_chunks(false)
+        .expect("the workload streams")
+        .0
+        .len()
 }
 
 /// Where each argument byte was sent: (call, byte offset of model output
@@ -134,7 +158,7 @@ fn delays(
 pub fn run(batches: usize, batch: Duration) {
     let all = retort_benches::workloads();
     println!(
-        "{:<18} {:>8} {:>11} {:>11} {:>7} {:>11} {:>7} {:>12} {:>14}",
+        "{:<18} {:>8} {:>10} {:>10} {:>7} {:>10} {:>7} {:>10} {:>7} {:>8} {:>8} {:>14}",
         "workload",
         "bytes",
         "events s",
@@ -142,7 +166,10 @@ pub fn run(batches: usize, batch: Duration) {
         "ratio",
         "+json s",
         "ratio",
-        "allocs/feed",
+        "owned s",
+        "ratio",
+        "allocs",
+        "owned",
         "arg delay p50"
     );
     for w in all
@@ -164,21 +191,40 @@ pub fn run(batches: usize, batch: Duration) {
         );
         let ch = retort_benches::time_per_call(
             || {
-                chunks(&t, w, &pieces, false);
+                chunks_ref(&t, w, &pieces, false);
             },
             batches,
             batch,
         );
         let js = retort_benches::time_per_call(
             || {
-                chunks(&t, w, &pieces, true);
+                chunks_ref(&t, w, &pieces, true);
             },
             batches,
             batch,
         );
-        let before = super::ALLOCATIONS.load(std::sync::atomic::Ordering::Relaxed);
-        chunks(&t, w, &pieces, false);
-        let allocs = super::ALLOCATIONS.load(std::sync::atomic::Ordering::Relaxed) - before;
+        let owned = retort_benches::time_per_call(
+            || {
+                chunks(&t, w, &pieces, false);
+            },
+            batches,
+            batch,
+        );
+        let count = |f: &dyn Fn()| {
+            let before = super::ALLOCATIONS.load(std::sync::atomic::Ordering::Relaxed);
+            f();
+            (super::ALLOCATIONS.load(std::sync::atomic::Ordering::Relaxed) - before) as f64
+                / pieces.len() as f64
+        };
+        let events_allocs = count(&|| {
+            events(&t, w, &pieces);
+        });
+        let allocs = count(&|| {
+            chunks_ref(&t, w, &pieces, false);
+        }) - events_allocs;
+        let owned_allocs = count(&|| {
+            chunks(&t, w, &pieces, false);
+        }) - events_allocs;
         let (calls, opened_at) = sent_at(&t, w);
         let (mut d, unaligned) = delays(w, &calls, &opened_at);
         d.sort_unstable();
@@ -186,7 +232,7 @@ pub fn run(batches: usize, batch: Duration) {
             .get(d.len() / 2)
             .map_or("-".to_owned(), |m| format!("{m} B"));
         println!(
-            "{:<18} {:>8} {:>11.6} {:>11.6} {:>6.2}x {:>11.6} {:>6.2}x {:>12.2} {:>14}",
+            "{:<18} {:>8} {:>10.6} {:>10.6} {:>6.2}x {:>10.6} {:>6.2}x {:>10.6} {:>6.2}x {:>8.2} {:>8.2} {:>14}",
             w.name,
             w.text.len(),
             ev,
@@ -194,7 +240,10 @@ pub fn run(batches: usize, batch: Duration) {
             ch / ev,
             js,
             js / ev,
-            allocs as f64 / pieces.len() as f64,
+            owned,
+            owned / ev,
+            allocs,
+            owned_allocs,
             median,
         );
         let calls_n = calls.len();
