@@ -158,6 +158,15 @@ impl JsonReader {
             })
     }
 
+    /// Takes back the string of a [`Piece::Args`] once it has been read, as
+    /// the buffer for the next one (no allocation per piece).
+    pub(crate) fn give_back(&mut self, mut text: String) {
+        if self.pending.capacity() == 0 {
+            text.clear();
+            self.pending = text;
+        }
+    }
+
     fn flush(&mut self, out: &mut Vec<Piece>) {
         if !self.pending.is_empty() {
             out.push(Piece::Args {

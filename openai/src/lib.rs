@@ -528,7 +528,8 @@ impl<'t, M: Machine<'t>> ChunkStream<'t, M> {
     /// JSON; what a server writing SSE lines wants (no allocation per chunk
     /// once the stream's buffers have grown).
     pub fn feed_chunks(&mut self, text: &str) -> Result<Chunks<'_>, Error> {
-        self.buf.clear();
+        // The last call's deltas were packed: their strings are reused.
+        self.deltas.recycle(&mut self.buf);
         self.step(text)?;
         self.packed.clear();
         self.chunker.pack(&self.buf, &mut self.packed);
@@ -567,7 +568,7 @@ impl<'t, M: Machine<'t>> ChunkStream<'t, M> {
     /// [`ChunkStream::finalize`] with borrowed chunks (see
     /// [`ChunkStream::feed_chunks`]).
     pub fn finalize_chunks(&mut self, cut: bool) -> Result<(Chunks<'_>, Map), Error> {
-        self.buf.clear();
+        self.deltas.recycle(&mut self.buf);
         let (deltas, reason, message) = self.finalize_deltas(cut)?;
         self.packed.clear();
         self.chunker.pack(&deltas, &mut self.packed);

@@ -164,6 +164,9 @@ pub struct Deltas {
     opened: u32,
     region: Option<Region>,
     pieces: Vec<Piece>,
+    /// Emptied strings of deltas already used (see [`Deltas::recycle`]),
+    /// for the next ones: streaming then allocates no string per delta.
+    spare: Vec<String>,
 }
 
 /// Whether `tools=` coercion may turn a string argument with this schema
@@ -223,12 +226,28 @@ impl Deltas {
             opened: 0,
             region: None,
             pieces: Vec::new(),
+            spare: Vec::new(),
         })
     }
 
     /// The options the core was made with.
     pub fn options(&self) -> &Options {
         &self.options
+    }
+
+    /// Takes back the deltas of `out` once they have been used (their
+    /// strings are kept, emptied, for the next deltas) and empties `out`.
+    pub fn recycle(&mut self, out: &mut Vec<Delta>) {
+        for d in out.drain(..) {
+            let mut s = match d {
+                Delta::Content(s) | Delta::Reasoning(s) | Delta::CallArgs { text: s, .. } => s,
+                Delta::CallOpen { .. } | Delta::CallDone { .. } => continue,
+            };
+            if self.spare.len() < 64 {
+                s.clear();
+                self.spare.push(s);
+            }
+        }
     }
 
     /// Whether any tool call has been opened.
@@ -252,6 +271,7 @@ impl Deltas {
 
     fn push_text(&mut self, reasoning: bool, text: String, out: &mut Vec<Delta>) {
         if text.is_empty() {
+            self.spare.push(text);
             return;
         }
         let state = if reasoning {
@@ -276,13 +296,16 @@ impl Deltas {
             return self.call_event(event, out);
         }
         let exact = self.options.text == crate::TextMode::Exact;
-        let Some((state, reasoning)) = self.text_of(field) else {
+        let Some((state, _)) = self.text_of(field) else {
             return Ok(());
         };
         if !state.shape.streams || exact {
             return Ok(());
         }
-        let mut text = String::new();
+        let mut text = self.spare.pop().unwrap_or_default();
+        let Some((state, reasoning)) = self.text_of(field) else {
+            return Ok(());
+        };
         // `if let` rather than `match`: events this layer does not know
         // (a region that ends without a value) leave the text as sent, and
         // `finish` checks it against the message.
@@ -408,6 +431,9 @@ impl Deltas {
                     // decided (`param_close` cuts back to the hold).
                     if let Some(i) = call_at(self, call) {
                         self.calls[i].args.push_str(&text);
+                    }
+                    if let Some(reader) = self.region.as_mut().and_then(|r| r.reader.as_mut()) {
+                        reader.give_back(text);
                     }
                 }
                 Piece::ParamOpen { call, key } => {
@@ -540,9 +566,12 @@ impl Deltas {
             }
             let limit = c.hold.unwrap_or(c.args.len());
             if limit > c.sent {
+                let mut text = self.spare.pop().unwrap_or_default();
+                let c = &mut self.calls[i];
+                text.push_str(&c.args[c.sent..limit]);
                 out.push(Delta::CallArgs {
                     index: c.index.unwrap_or_default(),
-                    text: c.args[c.sent..limit].to_owned(),
+                    text,
                 });
                 c.sent = limit;
             }
