@@ -99,6 +99,14 @@ CASES += [
     ("lookbehind-in-leading-group", t({"call": {"open_pattern": r"(?:<calls>\s*\[|(?<=\)),\s*)(?P<n>[a-z]+)\(", "close_pattern": r"\)\s*(?:\]|(?=,\s*[a-z]+\())", "repeats": True, "transform": {"name": "{n}", "args": "{content}"}}, "c": {}}), "",
      "x, f(1) <calls> [f(1), g(2), h(3)] y), k(4) z <calls>[m(5)]"),
     ("lookbehind-in-leading-group-priority", t({"o": {"open_pattern": r"(?:ab|(?<=x)a)(?:bc|b)", "close": "!"}, "c": {}}), "", "xabc! ab! xab! xabbc! xabbc"),
+    # A trailing negative lookahead of fixed length runs on automata: the
+    # text after the body is read until it leaves the run (or the text ends).
+    ("negative-lookahead-close", t({"x": {"open": "<x>", "close_pattern": r"END(?!ING|ED)"}, "c": {}}), "",
+     "<x>a ENDING b ENDED c END here <x>ENDIN"),
+    ("negative-lookahead-class", t({"x": {"open_pattern": r"\[(?![\d\]])", "close": "]"}, "c": {}}), "",
+     "[1] [] [a] x[[b]] [ [2"),
+    ("negative-lookahead-at-end", t({"x": {"open": "<x>", "close_pattern": r"\.(?!\.\.)"}, "c": {}}), "",
+     "<x>wait... ok. more.. <x>the end."),
 ]
 
 TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"properties": {"a": {"type": "number"}, "s": {"type": "integer"}}}}}]

@@ -15,7 +15,7 @@
 
 use super::ast::{Assertion, Node};
 use super::{DfaBranch, DfaPlan, Unsupported};
-use regex_syntax::hir::{Class as HClass, Hir, Look, Repetition};
+use regex_syntax::hir::{Class as HClass, ClassUnicode, ClassUnicodeRange, Hir, Look, Repetition};
 
 fn unsupported(construct: &str, offset: usize) -> Unsupported {
     Unsupported {
@@ -125,6 +125,53 @@ fn distribute(items: &[Node]) -> Option<Vec<Vec<Node>>> {
     )
 }
 
+/// The characters of a fixed-length lookahead body (`abc`, `\]\s`), one
+/// set per position; `None` for anything else.
+fn fixed_classes(node: &Node) -> Option<Vec<ClassUnicode>> {
+    let mut out = Vec::new();
+    let mut stack = vec![node];
+    // Items in order: a concatenation pushes its items reversed.
+    while let Some(n) = stack.pop() {
+        match n {
+            Node::Literal(c) => {
+                out.push(ClassUnicode::new([ClassUnicodeRange::new(*c, *c)]));
+            }
+            Node::Class(c) | Node::FoldLit(c) | Node::NegChar(c) => out.push(c.to_unicode()),
+            Node::Group { node, .. } => stack.push(node),
+            Node::Concat(items) => stack.extend(items.iter().rev()),
+            Node::Empty => {}
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+/// A trailing `(?!c1 c2 … ck)` as text a DFA can consume: the end of the
+/// text, or the first position where the text leaves the run —
+/// `\z | [^c1] | c1\z | c1[^c2] | … | c1…ck-1[^ck]`. Like a trailing
+/// positive lookahead, the automaton's match runs past the real end, which
+/// the backtracking matcher then settles; a match exists at a start exactly
+/// where the lookahead holds after some match of the body.
+fn not_followed_by(classes: Vec<ClassUnicode>) -> Hir {
+    let mut branches = vec![Hir::look(Look::End)];
+    for j in 0..classes.len() {
+        let prefix = classes[..j]
+            .iter()
+            .map(|c| Hir::class(HClass::Unicode(c.clone())));
+        let mut other = classes[j].clone();
+        other.negate();
+        let mut diverges: Vec<Hir> = prefix.clone().collect();
+        diverges.push(Hir::class(HClass::Unicode(other)));
+        branches.push(Hir::concat(diverges));
+        if j > 0 {
+            let mut ends: Vec<Hir> = prefix.collect();
+            ends.push(Hir::look(Look::End));
+            branches.push(Hir::concat(ends));
+        }
+    }
+    Hir::alternation(branches)
+}
+
 /// Capture groups do not matter to a DFA: look through them.
 fn strip_groups(mut node: &Node) -> &Node {
     loop {
@@ -226,6 +273,20 @@ fn translate(node: &Node, tail: bool) -> Result<(Hir, bool), Unsupported> {
             };
             (Hir::repetition(rep), false)
         }
+        Node::Look {
+            behind: false,
+            negate: true,
+            node,
+            pos,
+        } if tail => match fixed_classes(node) {
+            Some(classes) if !classes.is_empty() => (not_followed_by(classes), true),
+            _ => {
+                return Err(unsupported(
+                    "negative lookahead that is not a fixed run of characters",
+                    *pos,
+                ));
+            }
+        },
         Node::Look {
             behind,
             negate,
