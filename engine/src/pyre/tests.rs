@@ -493,7 +493,8 @@ fn dfa_plan_declines() {
     for (p, what) in [
         (r"(a)\1", "backreference"),
         (r"a(?=b)c", "lookahead"),
-        (r"a(?!b)", "negative"),
+        (r"a(?!b)c", "negative"),
+        (r"a(?!b|cd)", "negative lookahead that is not a fixed run"),
         (r"(?>a)", "atomic"),
         (r"a++", "possessive"),
         (r"\ba", "word boundary"),
@@ -512,6 +513,9 @@ fn dfa_plan_declines() {
     );
     let plan = re(r"(?=<call>)|<end>").dfa_plan().unwrap();
     assert_eq!(plan.branches.len(), 1);
+    assert!(plan.branches[0].lookahead);
+    // A trailing negative lookahead of a fixed run is read as text.
+    let plan = re(r"END(?![A-Z]\d)").dfa_plan().unwrap();
     assert!(plan.branches[0].lookahead);
 }
 

@@ -264,7 +264,7 @@ mod tests {
     #[test]
     fn constructs_without_a_dfa_take_the_backtracking_path() {
         let mut t = Trackers::default();
-        for p in [r"(a)\1", r"a(?!b)", r"\bword", r"(?>a+)b"] {
+        for p in [r"(a)\1", r"a(?!b)c", r"\bword", r"(?>a+)b"] {
             let d = Delimiter::from_pattern(p, &mut t).unwrap();
             assert!(!d.is_dfa(), "{p}");
             assert!(d.needs_history, "{p}");
