@@ -196,10 +196,11 @@ fn check_verbose_shows_each_delimiters_path_and_sizes() {
     assert!(text.contains("start_anchor"));
     assert!(text.contains("linear time"));
 
-    // A negative lookahead has no automaton: the fallback, with why.
+    // A negative lookahead inside a pattern has no automaton: the
+    // fallback, with why.
     let (_d, file) = scratch(
         "bt.json",
-        r#"{"start_anchor": "<a>", "fields": {"c": {"open_pattern": "<c>(?!x)", "close": "</c>"}}}"#,
+        r#"{"start_anchor": "<a>", "fields": {"c": {"open_pattern": "<c>(?!x)y", "close": "</c>"}}}"#,
     );
     let o = retort(&["check", "-v", &file], b"");
     assert_eq!(o.status.code(), Some(0));
