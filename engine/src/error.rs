@@ -22,10 +22,10 @@ pub enum ParseErrorKind {
     /// too many steps, or all attempts together exceeded the parser's
     /// [`WorkBudget`](crate::WorkBudget).
     MatcherBudget,
-    /// A configured [`Limits`] bound was exceeded; `raw` holds the text
+    /// A configured [`Limits`](crate::Limits) bound was exceeded; `raw` holds the text
     /// concerned, so nothing is lost.
     Limit {
-        /// Which limit (the name of the [`Limits`] field).
+        /// Which limit (the name of the [`Limits`](crate::Limits) field).
         name: &'static str,
         /// Its value.
         limit: usize,

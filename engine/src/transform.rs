@@ -10,7 +10,7 @@
 //! `{"function": {"name": "{name}", "arguments": "{content}"}, "raw": "{content}"}`
 //! the cast values show under `raw` too, and a dict reached twice is cast
 //! twice, in order. To get this exactly, transforms and coercion here work on
-//! [`Obj`], a small model of Python objects in which dicts are shared
+//! `Obj`, a small model of Python objects in which dicts are shared
 //! (`Rc<RefCell<..>>`) and everything else (strings, numbers, lists, which
 //! coercion never mutates in place) is a value; the result is turned back into
 //! a [`Value`] at the end.

@@ -61,7 +61,7 @@ impl Limits {
 #[non_exhaustive]
 pub struct ParserOptions {
     /// Lenient mode: a region that gives no value is reported by an
-    /// [`Event::RegionMalformed`] (and kept in [`Parser::malformed`])
+    /// [`Event::RegionMalformed`](crate::Event::RegionMalformed) (and kept in [`Parser::malformed`](crate::Parser::malformed))
     /// instead of ending the stream, missing required fields are reported
     /// the same way at finalize, and a delimiter pattern that exceeds the
     /// work budget turns the rest of the generation into text of the open

@@ -2,7 +2,7 @@
 //!
 //! A delimiter is written either as literals (`"open": "<think>"`, or a list)
 //! or as a Python regex (`"open_pattern": ...`). Both compile to a
-//! [`Regex`](crate::pyre::Regex), which is the ground truth (captures, the
+//! [`Regex`], which is the ground truth (captures, the
 //! reference's partial matching, and the backtracking path), and, where the
 //! pattern allows, to DFA tables that the streaming scanner runs in linear
 //! time.

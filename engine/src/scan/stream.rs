@@ -11,7 +11,7 @@
 //! each a DFA state plus the last match end it saw. A thread ends when its
 //! state says no further match is possible (or when a match is certain and
 //! cannot grow); two threads of one branch in one state share their future, so
-//! only the earlier is kept (see [`dedup`]). The work per byte is bounded by
+//! only the earlier is kept (see `dedup`). The work per byte is bounded by
 //! the automata, not by the text. Where nothing can start, `memchr` skips.
 //!
 //! Delimiters on the backtracking path are tried at each start position in
