@@ -309,6 +309,12 @@ pub trait AssistantMessage {
     fn tool_calls(&self) -> Vec<ToolCall>;
     /// The whole message as the reference's dict.
     fn to_value(&self) -> Value;
+    /// The `tool_calls` value itself, when the message holds it as a
+    /// [`Value`] (the run-time [`Map`] does; typed messages do not): lets a
+    /// caller read the calls without copying them.
+    fn tool_calls_value(&self) -> Option<&Value> {
+        None
+    }
 }
 
 impl AssistantMessage for Map {
@@ -329,6 +335,10 @@ impl AssistantMessage for Map {
 
     fn to_value(&self) -> Value {
         Value::Map(self.clone())
+    }
+
+    fn tool_calls_value(&self) -> Option<&Value> {
+        self.get("tool_calls")
     }
 }
 

@@ -11,6 +11,12 @@
 //! it stop ([`Piece::Failed`]); the caller then falls back to the value the
 //! engine parsed, so the reader can only ever add streaming, never change a
 //! result.
+//!
+//! It runs on every piece of a tool call as it streams, so it is built to
+//! cost little per byte: the state is a small `Copy` value, runs of string
+//! characters, spaces and number characters are taken a slice at a time,
+//! and its buffers (the decoded string, the number being read, the keys of
+//! open objects) are kept and reused rather than allocated per value.
 
 use retort_engine::py::json_loads;
 use retort_engine::value::{NonFinite, write_json_str};
@@ -27,6 +33,11 @@ pub(crate) struct Targets {
     pub name: Option<KeyPath>,
     pub id: Option<KeyPath>,
     pub args: Option<KeyPath>,
+    /// Report top-level string arguments as [`Piece::ParamOpen`] /
+    /// [`Piece::ParamChars`] / [`Piece::ParamClose`] (needed when `tools=`
+    /// coercion may change them); otherwise they are plain [`Piece::Args`]
+    /// text like any other string.
+    pub params: bool,
 }
 
 /// Something the reader learned, for call `call` (0 unless `each`).
@@ -57,10 +68,15 @@ pub(crate) enum Piece {
     Failed,
 }
 
-#[derive(Clone, Debug)]
-enum Frame {
-    Obj { key: String, count: usize },
-    Arr { count: usize },
+/// An open container. Frames are kept when they close (see
+/// [`JsonReader::depth`]) so that their key strings are reused.
+#[derive(Clone, Debug, Default)]
+struct Frame {
+    obj: bool,
+    /// The key whose value is being read (objects).
+    key: String,
+    /// Members or elements seen before the current one.
+    count: usize,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -76,7 +92,20 @@ enum StrRole {
     Other,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+/// Where an escape sequence in a string stands.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Esc {
+    No,
+    /// Right after the backslash.
+    Backslash,
+    /// After `\u`: `digits` hex digits read so far, making `code`.
+    Hex {
+        digits: u8,
+        code: u32,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum State {
     Value,
     KeyOrEnd,
@@ -85,11 +114,10 @@ enum State {
     After,
     Str {
         role: StrRole,
-        /// `None` outside an escape; `Some(hex digits)` after `\u`, or
-        /// `Some("\\")` right after the backslash.
-        esc: Option<String>,
+        esc: Esc,
     },
-    Bare(String),
+    /// A number or literal, its text so far in [`JsonReader::bare`].
+    Bare,
     Done,
     Failed,
 }
@@ -98,10 +126,14 @@ enum State {
 #[derive(Clone, Debug)]
 pub(crate) struct JsonReader {
     targets: Targets,
+    /// `stack[..depth]` are the open containers.
     stack: Vec<Frame>,
+    depth: usize,
     state: State,
     /// The decoded string being read, for keys and watched strings.
     buf: String,
+    /// The number or literal being read.
+    bare: String,
     /// Stack depth of the arguments value while it is being read.
     cap: Option<usize>,
     /// Text decided in the current push, for the current call.
@@ -118,23 +150,88 @@ fn escape_char(scratch: &mut String, ch: char) -> &str {
     &scratch[1..scratch.len() - 1]
 }
 
+/// Whether `raw` is an integer that `json.dumps(json.loads(raw))` writes
+/// back unchanged: no sign on zero, no leading zero, and short enough to
+/// stay clear of Python's digit limit.
+fn canonical_int(raw: &str) -> bool {
+    let digits = raw.strip_prefix('-').unwrap_or(raw);
+    !digits.is_empty()
+        && digits.len() <= 18
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && (digits == "0" && digits.len() == raw.len() || !digits.starts_with('0'))
+}
+
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+fn is_bare(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.')
+}
+
 impl JsonReader {
     pub(crate) fn new(targets: Targets) -> JsonReader {
         JsonReader {
             targets,
             stack: Vec::new(),
+            depth: 0,
             state: State::Value,
             buf: String::new(),
+            bare: String::new(),
             cap: None,
             pending: String::new(),
             scratch: String::new(),
         }
     }
 
+    /// Ready for a new region's text, keeping the buffers.
+    pub(crate) fn reset(&mut self) {
+        self.depth = 0;
+        self.state = State::Value;
+        self.buf.clear();
+        self.bare.clear();
+        self.cap = None;
+        self.pending.clear();
+    }
+
+    fn top(&self) -> Option<&Frame> {
+        self.stack[..self.depth].last()
+    }
+
+    fn open_frame(&mut self, obj: bool) {
+        if self.depth == self.stack.len() {
+            self.stack.push(Frame::default());
+        }
+        let f = &mut self.stack[self.depth];
+        f.obj = obj;
+        f.key.clear();
+        f.count = 0;
+        self.depth += 1;
+    }
+
+    /// How many bytes at the start of `text` continue a string inside the
+    /// arguments with nothing to decide (no quote, backslash or control
+    /// character, no escape under way): they are the arguments' text as
+    /// they are, and the caller may append them to call [`JsonReader::call`]'s
+    /// arguments itself, giving the reader only the rest. The most common
+    /// piece of a streaming tool call takes this path.
+    pub(crate) fn plain_prefix(&self, text: &str) -> usize {
+        match self.state {
+            State::Str {
+                role: StrRole::InArgs,
+                esc: Esc::No,
+            } if self.pending.is_empty() => text
+                .bytes()
+                .position(|b| b == b'"' || b == b'\\' || b < 0x20)
+                .unwrap_or(text.len()),
+            _ => 0,
+        }
+    }
+
     /// The index of the call the reader is in.
-    fn call(&self) -> usize {
-        match (self.targets.each, self.stack.first()) {
-            (true, Some(Frame::Arr { count })) => *count,
+    pub(crate) fn call(&self) -> usize {
+        match self.stack[..self.depth].first() {
+            Some(f) if self.targets.each && !f.obj => f.count,
             _ => 0,
         }
     }
@@ -143,19 +240,16 @@ impl JsonReader {
     /// call).
     fn at(&self, target: &Option<KeyPath>) -> bool {
         let Some(target) = target else { return false };
+        let open = &self.stack[..self.depth];
         let frames = if self.targets.each {
-            match self.stack.first() {
-                Some(Frame::Arr { .. }) => &self.stack[1..],
+            match open.first() {
+                Some(f) if !f.obj => &open[1..],
                 _ => return false,
             }
         } else {
-            &self.stack[..]
+            open
         };
-        frames.len() == target.len()
-            && frames.iter().zip(target).all(|(f, k)| match f {
-                Frame::Obj { key, .. } => key == k,
-                Frame::Arr { .. } => false,
-            })
+        frames.len() == target.len() && frames.iter().zip(target).all(|(f, k)| f.obj && f.key == *k)
     }
 
     /// Takes back the string of a [`Piece::Args`] once it has been read, as
@@ -190,29 +284,49 @@ impl JsonReader {
 
     /// Reads the next piece of the region's text.
     pub(crate) fn push(&mut self, text: &str, out: &mut Vec<Piece>) {
-        let mut rest = text;
-        while let Some(c) = rest.chars().next() {
-            if self.state == State::Failed {
-                return;
-            }
-            // Inside a string, a run of characters that JSON writes as they
-            // are (no quote, backslash or control character) is taken at
-            // once: the per-character path below costs ~300 instructions.
-            if let State::Str { role, esc: None } = &self.state {
-                let role = *role;
-                let n = rest
-                    .bytes()
-                    .position(|b| b == b'"' || b == b'\\' || b < 0x20)
-                    .unwrap_or(rest.len());
-                if n > 0 {
-                    // `n` is at an ASCII byte or the end: a char boundary.
-                    self.plain_run(role, &rest[..n], out);
-                    rest = &rest[n..];
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            // Runs that need no decision per byte are taken at once; each
+            // stops at an ASCII byte or the end, so `i` stays on a char
+            // boundary.
+            match self.state {
+                State::Failed => return,
+                State::Str { role, esc: Esc::No } => {
+                    let n = bytes[i..]
+                        .iter()
+                        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+                        .unwrap_or(bytes.len() - i);
+                    if n > 0 {
+                        self.plain_run(role, &text[i..i + n], out);
+                        i += n;
+                        continue;
+                    }
+                }
+                State::Bare => {
+                    let n = bytes[i..]
+                        .iter()
+                        .position(|&b| !is_bare(b))
+                        .unwrap_or(bytes.len() - i);
+                    if n > 0 {
+                        self.bare.push_str(&text[i..i + n]);
+                        i += n;
+                        continue;
+                    }
+                }
+                State::Str { .. } => {}
+                // Spaces between tokens change nothing in any other state.
+                _ if is_ws(bytes[i]) => {
+                    i += 1;
                     continue;
                 }
+                _ => {}
             }
+            let Some(c) = text[i..].chars().next() else {
+                break;
+            };
             self.step(c, out);
-            rest = &rest[c.len_utf8()..];
+            i += c.len_utf8();
         }
         self.flush(out);
     }
@@ -240,7 +354,7 @@ impl JsonReader {
 
     /// The region ended: a number or literal at the very end is complete.
     pub(crate) fn end(&mut self, out: &mut Vec<Piece>) {
-        if let State::Bare(_) = self.state {
+        if self.state == State::Bare {
             self.finish_bare(out);
         }
         self.flush(out);
@@ -252,12 +366,12 @@ impl JsonReader {
     /// A value ended: the arguments may be complete, the enclosing
     /// container expects a separator.
     fn value_done(&mut self, out: &mut Vec<Piece>) {
-        if self.cap == Some(self.stack.len()) {
+        if self.cap == Some(self.depth) {
             self.flush(out);
             self.cap = None;
             out.push(Piece::ArgsDone { call: self.call() });
         }
-        self.state = if self.stack.is_empty() {
+        self.state = if self.depth == 0 {
             State::Done
         } else {
             State::After
@@ -266,23 +380,20 @@ impl JsonReader {
 
     fn start_value(&mut self, c: char, out: &mut Vec<Piece>) {
         if self.cap.is_none() && self.at(&self.targets.args) {
-            self.cap = Some(self.stack.len());
+            self.cap = Some(self.depth);
         }
-        if self.targets.each && self.stack.len() == 1 {
+        if self.targets.each && self.depth == 1 {
             out.push(Piece::CallStart { call: self.call() });
         }
         match c {
             '{' => {
                 self.emit("{");
-                self.stack.push(Frame::Obj {
-                    key: String::new(),
-                    count: 0,
-                });
+                self.open_frame(true);
                 self.state = State::KeyOrEnd;
             }
             '[' => {
                 self.emit("[");
-                self.stack.push(Frame::Arr { count: 0 });
+                self.open_frame(false);
                 self.state = State::Value;
             }
             '"' => {
@@ -291,44 +402,48 @@ impl JsonReader {
                 } else if self.at(&self.targets.id) {
                     StrRole::Watched(false)
                 } else if let Some(d) = self.cap {
-                    let param = match self.stack.last() {
-                        Some(Frame::Obj { key, .. }) if self.stack.len() == d + 1 => {
-                            Some(key.clone())
-                        }
-                        _ => None,
-                    };
-                    match param {
-                        Some(key) => {
-                            self.flush(out);
-                            out.push(Piece::ParamOpen {
-                                call: self.call(),
-                                key,
-                            });
-                            StrRole::Param
-                        }
-                        _ => {
-                            self.emit("\"");
-                            StrRole::InArgs
-                        }
+                    let param = self.targets.params
+                        && self.depth == d + 1
+                        && self.top().is_some_and(|f| f.obj);
+                    if param {
+                        self.flush(out);
+                        let key = self.top().map(|f| f.key.clone()).unwrap_or_default();
+                        out.push(Piece::ParamOpen {
+                            call: self.call(),
+                            key,
+                        });
+                        StrRole::Param
+                    } else {
+                        self.emit("\"");
+                        StrRole::InArgs
                     }
                 } else {
                     StrRole::Other
                 };
                 self.buf.clear();
-                self.state = State::Str { role, esc: None };
+                self.state = State::Str { role, esc: Esc::No };
             }
             c if c == '-' || c.is_ascii_alphanumeric() => {
-                self.state = State::Bare(c.to_string());
+                self.bare.clear();
+                self.bare.push(c);
+                self.state = State::Bare;
             }
             _ => self.fail(out),
         }
     }
 
     fn finish_bare(&mut self, out: &mut Vec<Piece>) {
-        let State::Bare(raw) = std::mem::replace(&mut self.state, State::Value) else {
-            return;
-        };
-        match json_loads(&raw) {
+        self.state = State::Value;
+        let raw = self.bare.as_str();
+        // Integers and literals are written back as the model wrote them;
+        // anything else is read and re-written as Python writes it.
+        if canonical_int(raw) || matches!(raw, "true" | "false" | "null") {
+            if self.cap.is_some() {
+                self.pending.push_str(raw);
+            }
+            return self.value_done(out);
+        }
+        match json_loads(raw) {
             Ok(v) if !matches!(v, retort_engine::Value::Str(_)) => {
                 if self.cap.is_some() {
                     v.write_json(&mut self.pending, NonFinite::Python);
@@ -339,7 +454,7 @@ impl JsonReader {
         }
     }
 
-    fn string_char(&mut self, role: &StrRole, ch: char, out: &mut Vec<Piece>) {
+    fn string_char(&mut self, role: StrRole, ch: char, out: &mut Vec<Piece>) {
         match role {
             StrRole::Key | StrRole::Watched(_) => self.buf.push(ch),
             StrRole::Param => {
@@ -369,33 +484,30 @@ impl JsonReader {
         let call = self.call();
         match role {
             StrRole::Key => {
-                let key = std::mem::take(&mut self.buf);
                 if self.cap.is_some() {
-                    write_json_str(&mut self.pending, &key);
+                    write_json_str(&mut self.pending, &self.buf);
                 }
-                if let Some(Frame::Obj { key: k, .. }) = self.stack.last_mut() {
-                    *k = key;
+                if let Some(f) = self.stack[..self.depth].last_mut() {
+                    f.key.clear();
+                    f.key.push_str(&self.buf);
                 }
                 self.state = State::Colon;
                 return;
             }
             StrRole::Watched(true) => out.push(Piece::Name {
                 call,
-                name: std::mem::take(&mut self.buf),
+                name: self.buf.clone(),
             }),
             StrRole::Watched(false) => out.push(Piece::Id {
                 call,
-                id: std::mem::take(&mut self.buf),
+                id: self.buf.clone(),
             }),
             StrRole::Param => {
-                let key = match self.stack.last() {
-                    Some(Frame::Obj { key, .. }) => key.clone(),
-                    _ => String::new(),
-                };
+                let key = self.top().map(|f| f.key.clone()).unwrap_or_default();
                 out.push(Piece::ParamClose {
                     call,
                     key,
-                    value: std::mem::take(&mut self.buf),
+                    value: self.buf.clone(),
                 });
             }
             StrRole::InArgs => self.pending.push('"'),
@@ -406,37 +518,29 @@ impl JsonReader {
 
     fn step(&mut self, c: char, out: &mut Vec<Piece>) {
         let is_ws = matches!(c, ' ' | '\t' | '\n' | '\r');
-        match std::mem::replace(&mut self.state, State::Value) {
-            State::Failed => self.state = State::Failed,
+        match self.state {
+            State::Failed => {}
             State::Done => {
-                self.state = State::Done;
                 if !is_ws {
                     self.fail(out);
                 }
             }
             State::Value => {
                 if is_ws {
-                    self.state = State::Value;
-                } else if c == ']' && matches!(self.stack.last(), Some(Frame::Arr { count: 0 })) {
+                } else if c == ']' && self.top().is_some_and(|f| !f.obj && f.count == 0) {
                     self.close_container(c, out);
                 } else {
                     self.start_value(c, out);
                 }
             }
-            State::KeyOrEnd | State::Key if is_ws => {
-                // Restore whichever of the two it was.
-                self.state = match self.stack.last() {
-                    Some(Frame::Obj { count: 0, .. }) => State::KeyOrEnd,
-                    _ => State::Key,
-                };
-            }
+            State::KeyOrEnd | State::Key if is_ws => {}
             State::KeyOrEnd if c == '}' => self.close_container(c, out),
             State::KeyOrEnd | State::Key => {
                 if c == '"' {
                     self.buf.clear();
                     self.state = State::Str {
                         role: StrRole::Key,
-                        esc: None,
+                        esc: Esc::No,
                     };
                 } else {
                     self.fail(out);
@@ -444,7 +548,6 @@ impl JsonReader {
             }
             State::Colon => {
                 if is_ws {
-                    self.state = State::Colon;
                 } else if c == ':' {
                     self.emit(": ");
                     self.state = State::Value;
@@ -454,92 +557,92 @@ impl JsonReader {
             }
             State::After => {
                 if is_ws {
-                    self.state = State::After;
                     return;
                 }
-                match (c, self.stack.last_mut()) {
-                    (',', Some(Frame::Obj { count, .. })) => {
-                        *count += 1;
+                let Some(top) = self.depth.checked_sub(1) else {
+                    return self.fail(out);
+                };
+                let obj = self.stack[top].obj;
+                match c {
+                    ',' => {
+                        self.stack[top].count += 1;
                         self.emit(", ");
-                        self.state = State::Key;
+                        self.state = if obj { State::Key } else { State::Value };
                     }
-                    (',', Some(Frame::Arr { count })) => {
-                        *count += 1;
-                        self.emit(", ");
-                        self.state = State::Value;
-                    }
-                    ('}', Some(Frame::Obj { .. })) | (']', Some(Frame::Arr { .. })) => {
-                        self.close_container(c, out)
-                    }
+                    '}' if obj => self.close_container(c, out),
+                    ']' if !obj => self.close_container(c, out),
                     _ => self.fail(out),
                 }
             }
-            State::Bare(mut raw) => {
-                if c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.') {
-                    raw.push(c);
-                    self.state = State::Bare(raw);
+            State::Bare => {
+                if c.is_ascii() && is_bare(c as u8) {
+                    self.bare.push(c);
                 } else {
-                    self.state = State::Bare(raw);
                     self.finish_bare(out);
                     if self.state != State::Failed {
                         self.step(c, out);
                     }
                 }
             }
-            State::Str { role, esc: None } => match c {
+            State::Str { role, esc: Esc::No } => match c {
                 '"' => self.string_end(role, out),
                 '\\' => {
                     self.state = State::Str {
                         role,
-                        esc: Some(String::from("\\")),
+                        esc: Esc::Backslash,
                     }
                 }
                 c if (c as u32) < 0x20 => self.fail(out),
-                c => {
-                    self.string_char(&role, c, out);
-                    self.state = State::Str { role, esc: None };
-                }
+                c => self.string_char(role, c, out),
             },
             State::Str {
                 role,
-                esc: Some(mut e),
+                esc: Esc::Backslash,
             } => {
-                if e == "\\" {
-                    let decoded = match c {
-                        '"' => '"',
-                        '\\' => '\\',
-                        '/' => '/',
-                        'b' => '\u{08}',
-                        'f' => '\u{0c}',
-                        'n' => '\n',
-                        'r' => '\r',
-                        't' => '\t',
-                        'u' => {
-                            self.state = State::Str {
-                                role,
-                                esc: Some(String::new()),
-                            };
-                            return;
-                        }
-                        _ => return self.fail(out),
-                    };
-                    self.string_char(&role, decoded, out);
-                    self.state = State::Str { role, esc: None };
-                    return;
-                }
-                if !c.is_ascii_hexdigit() {
+                let decoded = match c {
+                    '"' => '"',
+                    '\\' => '\\',
+                    '/' => '/',
+                    'b' => '\u{08}',
+                    'f' => '\u{0c}',
+                    'n' => '\n',
+                    'r' => '\r',
+                    't' => '\t',
+                    'u' => {
+                        self.state = State::Str {
+                            role,
+                            esc: Esc::Hex { digits: 0, code: 0 },
+                        };
+                        return;
+                    }
+                    _ => return self.fail(out),
+                };
+                self.state = State::Str { role, esc: Esc::No };
+                self.string_char(role, decoded, out);
+            }
+            State::Str {
+                role,
+                esc: Esc::Hex { digits, code },
+            } => {
+                let Some(d) = c.to_digit(16) else {
                     return self.fail(out);
-                }
-                e.push(c);
-                if e.len() < 4 {
-                    self.state = State::Str { role, esc: Some(e) };
+                };
+                let code = code * 16 + d;
+                if digits < 3 {
+                    self.state = State::Str {
+                        role,
+                        esc: Esc::Hex {
+                            digits: digits + 1,
+                            code,
+                        },
+                    };
                     return;
                 }
                 // Surrogates (paired or not) are left to the engine.
-                match u32::from_str_radix(&e, 16).ok().and_then(char::from_u32) {
+                match char::from_u32(code) {
                     Some(ch) => {
-                        self.string_char(&role, ch, out);
-                        self.state = State::Str { role, esc: None };
+                        self.state = State::Str { role, esc: Esc::No };
+                        self.string_char(role, ch, out);
                     }
                     None => self.fail(out),
                 }
@@ -549,7 +652,7 @@ impl JsonReader {
 
     fn close_container(&mut self, c: char, out: &mut Vec<Piece>) {
         self.emit(if c == '}' { "}" } else { "]" });
-        self.stack.pop();
+        self.depth -= 1;
         self.value_done(out);
     }
 }
@@ -588,13 +691,20 @@ mod tests {
             name: Some(vec!["name".into()]),
             id: None,
             args: Some(vec!["arguments".into()]),
+            params: false,
         };
-        let text = r#" {"name" : "get", "arguments":{"a":1E2,"b" :[true ,null,"x\u00e9\n"],"c":"q\"","d":{}}} "#;
-        let want = json_loads(r#"{"a":1E2,"b" :[true ,null,"x\u00e9\n"],"c":"q\"","d":{}}"#)
+        let text = r#" {"name" : "get", "arguments":{"a":1E2,"b" :[true ,null,"x\u00e9\n"],"c":"q\"","d":{},"e":-0,"f":[7,-12,1.50,0,123456789012345678901234,-1e-3]}} "#;
+        let want = json_loads(
+            r#"{"a":1E2,"b" :[true ,null,"x\u00e9\n"],"c":"q\"","d":{},"e":-0,"f":[7,-12,1.50,0,123456789012345678901234,-1e-3]}"#,
+        )
             .unwrap()
             .to_json_string();
-        for step in 1..8 {
-            let out = run(t.clone(), text, step);
+        let with_params = Targets {
+            params: true,
+            ..t.clone()
+        };
+        for (t, step) in (1..8).flat_map(|s| [(t.clone(), s), (with_params.clone(), s)]) {
+            let out = run(t, text, step);
             assert!(out.contains(&Piece::Name {
                 call: 0,
                 name: "get".into()
@@ -612,6 +722,7 @@ mod tests {
             name: Some(vec!["name".into()]),
             id: Some(vec!["id".into()]),
             args: Some(vec!["arguments".into()]),
+            params: false,
         };
         let out = run(
             t.clone(),
@@ -635,6 +746,8 @@ mod tests {
             r#"[{"name": 'a'}]"#,
             r#"[1,]"#,
             "[01]",
+            "[-01]",
+            "[1 2]",
             "[] x",
             r#"["\ud800"]"#,
         ] {

@@ -61,7 +61,7 @@ mod shape;
 mod stream;
 pub mod types;
 
-pub use stream::{Delta, Deltas, arguments_text};
+pub use stream::{Delta, DeltaSink, Deltas, arguments_text};
 pub use types::*;
 
 use retort_engine::typed::AssistantMessage;
@@ -245,6 +245,21 @@ impl Packed {
         (start, self.arena.len())
     }
 
+    /// A fragment of `kind`'s text: it joins the last part when that is a
+    /// fragment of the same kind, otherwise it starts a part.
+    fn fragment(&mut self, kind: Part, text: &str) {
+        if self.extend_last(kind, text) {
+            return;
+        }
+        let range = self.push_text(text);
+        self.parts.push(match kind {
+            Part::Content(..) => Part::Content(range.0, range.1),
+            Part::Reasoning(..) => Part::Reasoning(range.0, range.1),
+            Part::CallArgs { index, .. } => Part::CallArgs { index, text: range },
+            other => other,
+        });
+    }
+
     /// Appends `text` to the last part when it is a fragment of the same
     /// kind (its text ends the arena); `false` when there is none.
     fn extend_last(&mut self, kind: Part, text: &str) -> bool {
@@ -268,6 +283,39 @@ impl Packed {
     }
 }
 
+/// Deltas written straight into packed chunks (what
+/// [`ChunkStream::feed_chunks`] uses: no [`Delta`] is made).
+struct PackSink<'p> {
+    omit_reasoning: bool,
+    packed: &'p mut Packed,
+}
+
+impl DeltaSink for PackSink<'_> {
+    fn content(&mut self, text: &str) {
+        self.packed.fragment(Part::Content(0, 0), text);
+    }
+    fn reasoning(&mut self, text: &str) {
+        if !self.omit_reasoning {
+            self.packed.fragment(Part::Reasoning(0, 0), text);
+        }
+    }
+    fn call_open(&mut self, index: u32, id: &str, name: &str) {
+        let id = self.packed.push_text(id);
+        let name = self.packed.push_text(name);
+        self.packed.parts.push(Part::CallOpen { index, id, name });
+    }
+    fn call_args(&mut self, index: u32, text: &str) {
+        self.packed.fragment(
+            Part::CallArgs {
+                index,
+                text: (0, 0),
+            },
+            text,
+        );
+    }
+    fn call_done(&mut self, _index: u32) {}
+}
+
 impl Chunker {
     /// A chunker writing `options`' id, model and time.
     pub fn new(options: Options) -> Chunker {
@@ -288,40 +336,17 @@ impl Chunker {
     /// Packs `deltas` (after the role chunk, once) into `out`.
     fn pack(&mut self, deltas: &[Delta], out: &mut Packed) {
         self.role(out);
+        let mut sink = self.sink(out);
         for d in deltas {
-            let (kind, text) = match d {
-                Delta::Content(t) => (Part::Content(0, 0), t),
-                Delta::Reasoning(_) if self.options.reasoning == Reasoning::Omit => continue,
-                Delta::Reasoning(t) => (Part::Reasoning(0, 0), t),
-                Delta::CallArgs { index, text } => (
-                    Part::CallArgs {
-                        index: *index,
-                        text: (0, 0),
-                    },
-                    text,
-                ),
-                Delta::CallOpen { index, id, name } => {
-                    let id = out.push_text(id);
-                    let name = out.push_text(name);
-                    out.parts.push(Part::CallOpen {
-                        index: *index,
-                        id,
-                        name,
-                    });
-                    continue;
-                }
-                Delta::CallDone { .. } => continue,
-            };
-            if out.extend_last(kind, text) {
-                continue;
-            }
-            let range = out.push_text(text);
-            out.parts.push(match kind {
-                Part::Content(..) => Part::Content(range.0, range.1),
-                Part::Reasoning(..) => Part::Reasoning(range.0, range.1),
-                Part::CallArgs { index, .. } => Part::CallArgs { index, text: range },
-                other => other,
-            });
+            sink.delta(d);
+        }
+    }
+
+    /// A sink packing deltas into `out`, as [`Chunker::pack`] does.
+    fn sink<'p>(&self, out: &'p mut Packed) -> PackSink<'p> {
+        PackSink {
+            omit_reasoning: self.options.reasoning == Reasoning::Omit,
+            packed: out,
         }
     }
 
@@ -447,7 +472,6 @@ pub struct ChunkStream<'t, M: Machine<'t> = &'t Template> {
     deltas: Deltas,
     chunker: Chunker,
     initial_done: bool,
-    buf: Vec<Delta>,
     packed: Packed,
 }
 
@@ -481,38 +505,39 @@ impl<'t, M: Machine<'t>> ChunkStream<'t, M> {
             parser,
             chunker: Chunker::new(options),
             initial_done: false,
-            buf: Vec::new(),
             packed: Packed::default(),
         })
     }
 
-    fn initial(&mut self) -> Result<(), Error> {
+    /// The prompt's events (once), then `text`'s, into `out`.
+    fn step<S: DeltaSink>(&mut self, text: &str, out: &mut S) -> Result<(), Error> {
+        self.initial(out)?;
+        let events = self.parser.feed(text)?;
+        for ev in events.iter() {
+            self.deltas.event(ev, out)?;
+        }
+        if self.deltas.wants_open_region() {
+            self.deltas.open_region(self.parser.open_region(), out);
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn initial<S: DeltaSink>(&mut self, out: &mut S) -> Result<(), Error> {
         if !self.initial_done {
             self.initial_done = true;
             for ev in self.parser.initial_events().to_vec() {
-                self.deltas.event(ev.as_event(), &mut self.buf)?;
+                self.deltas.event(ev.as_event(), out)?;
             }
         }
         Ok(())
     }
 
-    /// Feeds `text` and leaves its deltas in `self.buf` (after any left
-    /// there).
-    fn step(&mut self, text: &str) -> Result<(), Error> {
-        self.initial()?;
-        let events = self.parser.feed(text)?;
-        for ev in events.iter() {
-            self.deltas.event(ev, &mut self.buf)?;
-        }
-        self.deltas
-            .open_region(self.parser.open_region(), &mut self.buf);
-        Ok(())
-    }
-
     /// The deltas for the next piece of the model's output.
     pub fn feed_deltas(&mut self, text: &str) -> Result<Vec<Delta>, Error> {
-        self.step(text)?;
-        Ok(std::mem::take(&mut self.buf))
+        let mut out = Vec::new();
+        self.step(text, &mut out)?;
+        Ok(out)
     }
 
     /// The chunks for the next piece of the model's output (possibly none).
@@ -528,22 +553,29 @@ impl<'t, M: Machine<'t>> ChunkStream<'t, M> {
     /// JSON; what a server writing SSE lines wants (no allocation per chunk
     /// once the stream's buffers have grown).
     pub fn feed_chunks(&mut self, text: &str) -> Result<Chunks<'_>, Error> {
-        // The last call's deltas were packed: their strings are reused.
-        self.deltas.recycle(&mut self.buf);
-        self.step(text)?;
-        self.packed.clear();
-        self.chunker.pack(&self.buf, &mut self.packed);
+        // The deltas go straight into the packed chunks, whose buffers are
+        // reused from call to call.
+        let mut packed = std::mem::take(&mut self.packed);
+        packed.clear();
+        self.chunker.role(&mut packed);
+        let done = self.step(text, &mut self.chunker.sink(&mut packed));
+        self.packed = packed;
+        done?;
         Ok(Chunks::new(&self.packed, &self.chunker.options))
     }
 
-    /// The last deltas, the finish reason and the message.
-    pub fn finalize_deltas(&mut self, cut: bool) -> Result<(Vec<Delta>, FinishReason, Map), Error> {
-        self.initial()?;
+    /// The last deltas (into `out`), the finish reason and the message.
+    fn finish_into<S: DeltaSink>(
+        &mut self,
+        cut: bool,
+        out: &mut S,
+    ) -> Result<(FinishReason, Map), Error> {
+        self.initial(out)?;
         let (message, events) = self.parser.finalize()?;
         for ev in events.iter() {
-            self.deltas.event(ev, &mut self.buf)?;
+            self.deltas.event(ev, out)?;
         }
-        self.deltas.finish(&message, &mut self.buf)?;
+        self.deltas.finish(&message, out)?;
         let reason = if cut {
             FinishReason::Length
         } else if self.deltas.has_calls() {
@@ -551,7 +583,14 @@ impl<'t, M: Machine<'t>> ChunkStream<'t, M> {
         } else {
             FinishReason::Stop
         };
-        Ok((std::mem::take(&mut self.buf), reason, message))
+        Ok((reason, message))
+    }
+
+    /// The last deltas, the finish reason and the message.
+    pub fn finalize_deltas(&mut self, cut: bool) -> Result<(Vec<Delta>, FinishReason, Map), Error> {
+        let mut out = Vec::new();
+        let (reason, message) = self.finish_into(cut, &mut out)?;
+        Ok((out, reason, message))
     }
 
     /// The last chunks, ending with the one that carries `finish_reason`
@@ -568,12 +607,19 @@ impl<'t, M: Machine<'t>> ChunkStream<'t, M> {
     /// [`ChunkStream::finalize`] with borrowed chunks (see
     /// [`ChunkStream::feed_chunks`]).
     pub fn finalize_chunks(&mut self, cut: bool) -> Result<(Chunks<'_>, Map), Error> {
-        self.deltas.recycle(&mut self.buf);
-        let (deltas, reason, message) = self.finalize_deltas(cut)?;
-        self.packed.clear();
-        self.chunker.pack(&deltas, &mut self.packed);
-        self.chunker.finish_part(reason, &mut self.packed);
-        self.buf = deltas;
+        let mut packed = std::mem::take(&mut self.packed);
+        packed.clear();
+        self.chunker.role(&mut packed);
+        let done = self.finish_into(cut, &mut self.chunker.sink(&mut packed));
+        let (reason, message) = match done {
+            Ok(d) => d,
+            Err(e) => {
+                self.packed = packed;
+                return Err(e);
+            }
+        };
+        self.chunker.finish_part(reason, &mut packed);
+        self.packed = packed;
         Ok((Chunks::new(&self.packed, &self.chunker.options), message))
     }
 }

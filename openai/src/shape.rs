@@ -4,7 +4,7 @@
 use crate::json::{KeyPath, Targets};
 use retort_engine::Template;
 use retort_engine::Value;
-use retort_engine::template::describe::FieldInfo;
+use retort_engine::template::describe::FieldSummary;
 use retort_engine::typed::REASONING_KEYS;
 
 /// Where one part of a call (name, id, arguments) comes from.
@@ -47,7 +47,8 @@ pub(crate) struct CallShape {
 }
 
 impl CallShape {
-    pub(crate) fn targets(&self) -> Targets {
+    /// What the JSON reader watches; `params` as in [`Targets::params`].
+    pub(crate) fn targets(&self, params: bool) -> Targets {
         let path = |s: &Source| match s {
             Source::Json(p) => Some(p.clone()),
             _ => None,
@@ -57,6 +58,7 @@ impl CallShape {
             name: path(&self.name),
             id: path(&self.id),
             args: path(&self.args),
+            params,
         }
     }
 }
@@ -76,7 +78,7 @@ fn truthy_or(args: &Value, key: &str, default: bool) -> bool {
     }
 }
 
-fn text_shape(f: &FieldInfo) -> TextShape {
+fn text_shape(f: &FieldSummary) -> TextShape {
     TextShape {
         field: f.name.clone(),
         streams: f.content == "text" && f.transform.is_none() && (!f.repeats || f.join.is_some()),
@@ -118,7 +120,7 @@ fn source(v: Option<&Value>, each: bool, suffix: &[&str]) -> Source {
     }
 }
 
-fn call_shape(f: &FieldInfo) -> CallShape {
+fn call_shape(f: &FieldSummary) -> CallShape {
     let each = f.transform_each;
     let json = f.content == "json"
         && !["unquoted_keys", "string_delims", "allow_non_json"]
@@ -160,8 +162,9 @@ fn call_shape(f: &FieldInfo) -> CallShape {
 
 impl Shape {
     pub(crate) fn of(template: &Template) -> Shape {
-        let d = template.describe();
-        let find = |name: &str| d.fields.iter().find(|f| f.name == name);
+        // Per stream: the fields alone, not the whole description.
+        let fields = template.field_summaries();
+        let find = |name: &str| fields.iter().find(|f| f.name == name);
         Shape {
             content: find("content").map(text_shape),
             reasoning: REASONING_KEYS.iter().find_map(|k| find(k)).map(text_shape),

@@ -42,6 +42,60 @@ pub enum Delta {
     },
 }
 
+/// Where [`Deltas`] writes what it decides, one step at a time.
+///
+/// `Vec<Delta>` collects owned [`Delta`]s; the chunk streams write straight
+/// into their packed chunks, so that a streamed piece of text is copied once
+/// and no string is allocated per step. The texts given are never empty.
+pub trait DeltaSink {
+    /// A fragment of the visible answer.
+    fn content(&mut self, text: &str);
+    /// A fragment of the reasoning.
+    fn reasoning(&mut self, text: &str);
+    /// A tool call begins (once per call, before its arguments).
+    fn call_open(&mut self, index: u32, id: &str, name: &str);
+    /// A fragment of a call's arguments text.
+    fn call_args(&mut self, index: u32, text: &str);
+    /// A call's arguments are complete.
+    fn call_done(&mut self, index: u32);
+
+    /// Writes one owned [`Delta`].
+    fn delta(&mut self, delta: &Delta) {
+        match delta {
+            Delta::Content(t) => self.content(t),
+            Delta::Reasoning(t) => self.reasoning(t),
+            Delta::CallOpen { index, id, name } => self.call_open(*index, id, name),
+            Delta::CallArgs { index, text } => self.call_args(*index, text),
+            Delta::CallDone { index } => self.call_done(*index),
+        }
+    }
+}
+
+impl DeltaSink for Vec<Delta> {
+    fn content(&mut self, text: &str) {
+        self.push(Delta::Content(text.to_owned()));
+    }
+    fn reasoning(&mut self, text: &str) {
+        self.push(Delta::Reasoning(text.to_owned()));
+    }
+    fn call_open(&mut self, index: u32, id: &str, name: &str) {
+        self.push(Delta::CallOpen {
+            index,
+            id: id.to_owned(),
+            name: name.to_owned(),
+        });
+    }
+    fn call_args(&mut self, index: u32, text: &str) {
+        self.push(Delta::CallArgs {
+            index,
+            text: text.to_owned(),
+        });
+    }
+    fn call_done(&mut self, index: u32) {
+        self.push(Delta::CallDone { index });
+    }
+}
+
 /// The arguments text a message's call has: a string verbatim (a model that
 /// wrote arguments that are not JSON), anything else as
 /// `json.dumps(value, ensure_ascii=False)` writes it.
@@ -52,6 +106,75 @@ pub fn arguments_text(arguments: &Value) -> String {
             let mut s = String::new();
             v.write_json(&mut s, NonFinite::Python);
             s
+        }
+    }
+}
+
+/// Writes the arguments text of a call whose arguments are `arguments`
+/// (`None`: the call has none, read as `{}`), as [`arguments_text`] does.
+fn write_arguments(arguments: Option<&Value>, out: &mut String) {
+    match arguments {
+        Some(Value::Str(s)) => out.push_str(s),
+        Some(v) => v.write_json(out, NonFinite::Python),
+        None => out.push_str("{}"),
+    }
+}
+
+/// A tool call of a message's value, borrowed: what
+/// [`ToolCall::from_value`] reads, without copying the arguments.
+struct CallRef<'a> {
+    id: Option<&'a str>,
+    name: &'a str,
+    arguments: Option<&'a Value>,
+}
+
+/// `map[key]`, found by comparing keys for the few-key maps a tool call
+/// is (cheaper than hashing the key).
+fn get<'a>(map: &'a Map, key: &str) -> Option<&'a Value> {
+    if map.len() <= 8 {
+        map.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    } else {
+        map.get(key)
+    }
+}
+
+impl<'a> CallRef<'a> {
+    /// The calls in a `tool_calls` value, as [`ToolCall::all_in`] finds them.
+    fn all_in(value: &'a Value) -> Vec<CallRef<'a>> {
+        match value {
+            Value::List(items) => items.iter().filter_map(CallRef::from_value).collect(),
+            item @ Value::Map(_) => CallRef::from_value(item).into_iter().collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn from_value(item: &'a Value) -> Option<CallRef<'a>> {
+        let Value::Map(item) = item else {
+            return None;
+        };
+        let call = match get(item, "function") {
+            Some(Value::Map(f)) => f,
+            _ => item,
+        };
+        let Some(Value::Str(name)) = get(call, "name") else {
+            return None;
+        };
+        let id = match get(item, "id") {
+            Some(Value::Str(id)) => Some(id.as_str()),
+            _ => None,
+        };
+        Some(CallRef {
+            id,
+            name,
+            arguments: get(call, "arguments").or_else(|| get(call, "parameters")),
+        })
+    }
+
+    fn of(call: &'a ToolCall) -> CallRef<'a> {
+        CallRef {
+            id: call.id.as_deref(),
+            name: &call.name,
+            arguments: Some(&call.arguments),
         }
     }
 }
@@ -96,18 +219,25 @@ impl TextState {
             out.push_str(text);
             return;
         }
-        for c in text.chars() {
-            if is_space(c) {
-                if self.started {
-                    self.held.push(c);
-                }
-            } else {
-                self.started = true;
-                out.push_str(&self.held);
-                self.held.clear();
-                out.push(c);
+        // Leading spaces of the region are dropped; spaces after text are
+        // held until more text follows them (`str.strip()` as it streams).
+        let mut rest = text;
+        if !self.started {
+            rest = rest.trim_start_matches(is_space);
+            if rest.is_empty() {
+                return;
             }
+            self.started = true;
         }
+        let body = rest.trim_end_matches(is_space);
+        if body.is_empty() {
+            self.held.push_str(rest);
+            return;
+        }
+        out.push_str(&self.held);
+        self.held.clear();
+        out.push_str(body);
+        self.held.push_str(&rest[body.len()..]);
     }
 }
 
@@ -135,7 +265,12 @@ struct Call {
 /// The calls of the open tool region.
 #[derive(Clone, Debug)]
 struct Region {
-    reader: Option<JsonReader>,
+    /// The JSON reader follows this region ([`Deltas::reader`]).
+    reads: bool,
+    /// Every call of the region has its name and id (they are never
+    /// unlearned, so [`Deltas::open_region`] need not look again until a
+    /// call is added).
+    known: bool,
     /// Positions in `Deltas::calls` of this region's calls, in order.
     calls: Vec<usize>,
 }
@@ -163,10 +298,18 @@ pub struct Deltas {
     settled: usize,
     opened: u32,
     region: Option<Region>,
+    /// The reader of JSON tool-call regions, kept from region to region so
+    /// that its buffers are reused.
+    reader: Option<JsonReader>,
     pieces: Vec<Piece>,
-    /// Emptied strings of deltas already used (see [`Deltas::recycle`]),
-    /// for the next ones: streaming then allocates no string per delta.
-    spare: Vec<String>,
+    /// The last closed region's list of calls, for the next region.
+    spare_calls: Vec<usize>,
+    /// Scratch for a call's final arguments text.
+    want: String,
+    /// Emptied arguments buffers of closed calls, for the next calls.
+    spare_args: Vec<String>,
+    /// Scratch for a fragment of content or reasoning.
+    text: String,
 }
 
 /// Whether `tools=` coercion may turn a string argument with this schema
@@ -214,7 +357,13 @@ impl Deltas {
         } else {
             typed_params(&tools)
         };
+        let reader = shape
+            .calls
+            .as_ref()
+            .filter(|c| c.json)
+            .map(|c| JsonReader::new(c.targets(!schemas.is_empty())));
         Ok(Deltas {
+            reader,
             content: shape.content.clone().map(TextState::new),
             reasoning: shape.reasoning.clone().map(TextState::new),
             shape,
@@ -226,28 +375,16 @@ impl Deltas {
             opened: 0,
             region: None,
             pieces: Vec::new(),
-            spare: Vec::new(),
+            spare_calls: Vec::new(),
+            want: String::new(),
+            spare_args: Vec::new(),
+            text: String::new(),
         })
     }
 
     /// The options the core was made with.
     pub fn options(&self) -> &Options {
         &self.options
-    }
-
-    /// Takes back the deltas of `out` once they have been used (their
-    /// strings are kept, emptied, for the next deltas) and empties `out`.
-    pub fn recycle(&mut self, out: &mut Vec<Delta>) {
-        for d in out.drain(..) {
-            let mut s = match d {
-                Delta::Content(s) | Delta::Reasoning(s) | Delta::CallArgs { text: s, .. } => s,
-                Delta::CallOpen { .. } | Delta::CallDone { .. } => continue,
-            };
-            if self.spare.len() < 64 {
-                s.clear();
-                self.spare.push(s);
-            }
-        }
     }
 
     /// Whether any tool call has been opened.
@@ -269,9 +406,8 @@ impl Deltas {
             .map(|r| (r, true))
     }
 
-    fn push_text(&mut self, reasoning: bool, text: String, out: &mut Vec<Delta>) {
+    fn push_text<S: DeltaSink + ?Sized>(&mut self, reasoning: bool, text: &str, out: &mut S) {
         if text.is_empty() {
-            self.spare.push(text);
             return;
         }
         let state = if reasoning {
@@ -280,32 +416,36 @@ impl Deltas {
             self.content.as_mut()
         };
         if let Some(s) = state {
-            s.sent.push_str(&text);
+            s.sent.push_str(text);
         }
-        out.push(if reasoning {
-            Delta::Reasoning(text)
+        if reasoning {
+            out.reasoning(text);
         } else {
-            Delta::Content(text)
-        });
+            out.content(text);
+        }
     }
 
     /// Takes one event.
-    pub fn event(&mut self, event: Event<'_>, out: &mut Vec<Delta>) -> Result<(), Error> {
+    pub fn event<S: DeltaSink + ?Sized>(
+        &mut self,
+        event: Event<'_>,
+        out: &mut S,
+    ) -> Result<(), Error> {
         let field = event.field();
         if self.is_calls(field) {
             return self.call_event(event, out);
         }
         let exact = self.options.text == crate::TextMode::Exact;
-        let Some((state, _)) = self.text_of(field) else {
+        let mut text = std::mem::take(&mut self.text);
+        text.clear();
+        let Some((state, reasoning)) = self.text_of(field) else {
+            self.text = text;
             return Ok(());
         };
         if !state.shape.streams || exact {
+            self.text = text;
             return Ok(());
         }
-        let mut text = self.spare.pop().unwrap_or_default();
-        let Some((state, reasoning)) = self.text_of(field) else {
-            return Ok(());
-        };
         // `if let` rather than `match`: events this layer does not know
         // (a region that ends without a value) leave the text as sent, and
         // `finish` checks it against the message.
@@ -319,7 +459,8 @@ impl Deltas {
         {
             state.chunk(t, &mut text);
         }
-        self.push_text(reasoning, text, out);
+        self.push_text(reasoning, &text, out);
+        self.text = text;
         Ok(())
     }
 
@@ -331,19 +472,32 @@ impl Deltas {
     }
 
     fn new_call(&mut self) -> usize {
-        self.calls.push(Call::default());
+        // A closed call's arguments buffer, grown already, is reused.
+        self.calls.push(Call {
+            args: self.spare_args.pop().unwrap_or_default(),
+            ..Call::default()
+        });
         let i = self.calls.len() - 1;
         if let Some(r) = self.region.as_mut() {
             r.calls.push(i);
+            r.known = false;
         }
-        let (name, id) = (self.shape().name.clone(), self.shape().id.clone());
-        let streams = matches!(self.shape().args, Source::Json(_)) && self.shape().json;
+        let shape = self.shape();
+        let name = match &shape.name {
+            Source::Literal(n) => Some(n.clone()),
+            _ => None,
+        };
+        let id = match &shape.id {
+            Source::Literal(id) => Some(id.clone()),
+            _ => None,
+        };
+        let streams = matches!(shape.args, Source::Json(_)) && shape.json;
         let call = &mut self.calls[i];
-        if let Source::Literal(n) = name {
-            call.name = Some(n);
+        if name.is_some() {
+            call.name = name;
         }
-        if let Source::Literal(id) = id {
-            call.id = Some(id);
+        if id.is_some() {
+            call.id = id;
         }
         if !streams {
             call.fallback = true;
@@ -351,56 +505,139 @@ impl Deltas {
         i
     }
 
-    fn call_event(&mut self, event: Event<'_>, out: &mut Vec<Delta>) -> Result<(), Error> {
+    fn call_event<S: DeltaSink + ?Sized>(
+        &mut self,
+        event: Event<'_>,
+        out: &mut S,
+    ) -> Result<(), Error> {
         if self.options.text == crate::TextMode::Exact && !self.shape().repeats {
             // A later region would replace this one's calls: they are
             // certain only in the message ([`Deltas::finish`]).
             return Ok(());
         }
         if let Event::RegionOpen { .. } = event {
-            let shape = self.shape();
-            let reader = shape.json.then(|| JsonReader::new(shape.targets()));
-            let each = shape.each;
+            let each = self.shape().each;
+            let reads = match self.reader.as_mut() {
+                Some(r) => {
+                    r.reset();
+                    true
+                }
+                None => false,
+            };
+            // The last region's list of calls is reused.
+            let mut calls = std::mem::take(&mut self.spare_calls);
+            calls.clear();
             self.region = Some(Region {
-                reader,
-                calls: Vec::new(),
+                reads,
+                calls,
+                known: false,
             });
             if !each {
                 self.new_call();
+                // A name and id the template fixes open the call now.
+                self.send(out);
             }
         } else if let Event::RegionChunk { text, .. } = event {
+            let n = self.plain_args(text, out);
+            let text = &text[n..];
+            if text.is_empty() {
+                return Ok(());
+            }
             let mut pieces = std::mem::take(&mut self.pieces);
-            if let Some(reader) = self.region.as_mut().and_then(|r| r.reader.as_mut()) {
+            if let Some(reader) = self.reader_mut() {
                 reader.push(text, &mut pieces);
             }
             // Nothing learned (a region not read as JSON, or text that
-            // decided nothing): nothing new can be sent.
-            if !pieces.is_empty() {
-                self.apply(&mut pieces, out);
+            // decided nothing): nothing new can be sent. Decided text of the
+            // current call alone (the usual piece) is appended and sent as
+            // `apply` and `send` would.
+            match pieces.as_slice() {
+                [] => {}
+                [Piece::Args { call, text }] => {
+                    let i = self
+                        .region
+                        .as_ref()
+                        .and_then(|r| r.calls.get(*call).copied());
+                    if let Some(i) = i {
+                        self.append_args(i, text, out);
+                    }
+                    if let Some(Piece::Args { text, .. }) = pieces.pop()
+                        && let Some(reader) = self.reader_mut()
+                    {
+                        reader.give_back(text);
+                    }
+                }
+                _ => self.apply(&mut pieces, out),
             }
             self.pieces = pieces;
         } else {
             // The region closed: with its value, or (any other event, e.g. a
             // region the parser could not read) with no calls.
             let finals = match event {
-                Event::RegionClose { value, .. } => ToolCall::all_in(value),
+                Event::RegionClose { value, .. } => CallRef::all_in(value),
                 _ => Vec::new(),
             };
             let mut pieces = std::mem::take(&mut self.pieces);
-            if let Some(reader) = self.region.as_mut().and_then(|r| r.reader.as_mut()) {
+            if let Some(reader) = self.reader_mut() {
                 reader.end(&mut pieces);
             }
             self.apply(&mut pieces, out);
             self.pieces = pieces;
             let region = self.region.take();
             let mine = region.map(|r| r.calls).unwrap_or_default();
-            self.reconcile(&mine, &finals, out)?;
+            let done = self.reconcile(&mine, &finals, out);
+            self.spare_calls = mine;
+            done?;
         }
         Ok(())
     }
 
+    /// Takes the start of `text` that the reader would only copy into the
+    /// arguments (see [`JsonReader::plain_prefix`]), sends it if its call
+    /// can send, and says how many bytes it took.
+    fn plain_args<S: DeltaSink + ?Sized>(&mut self, text: &str, out: &mut S) -> usize {
+        let (Some(region), Some(reader)) = (&self.region, &self.reader) else {
+            return 0;
+        };
+        if !region.reads {
+            return 0;
+        }
+        let n = reader.plain_prefix(text);
+        let Some(&i) = region.calls.get(reader.call()).filter(|_| n > 0) else {
+            return 0;
+        };
+        self.append_args(i, &text[..n], out);
+        n
+    }
+
+    /// Appends decided text to call `i`'s arguments and sends what became
+    /// sendable, as [`Deltas::send`] would (argument text alone never opens
+    /// a call, so only this call can have anything new to send).
+    fn append_args<S: DeltaSink + ?Sized>(&mut self, i: usize, text: &str, out: &mut S) {
+        let c = &mut self.calls[i];
+        c.args.push_str(text);
+        if let Some(index) = c.index
+            && !c.fallback
+            && !c.closed
+        {
+            let limit = c.hold.unwrap_or(c.args.len());
+            if limit > c.sent {
+                out.call_args(index, &c.args[c.sent..limit]);
+                c.sent = limit;
+            }
+        }
+    }
+
+    /// The JSON reader, while it follows the open region.
+    fn reader_mut(&mut self) -> Option<&mut JsonReader> {
+        match &self.region {
+            Some(r) if r.reads => self.reader.as_mut(),
+            _ => None,
+        }
+    }
+
     /// Applies what the reader learned, then sends what became sendable.
-    fn apply(&mut self, pieces: &mut Vec<Piece>, out: &mut Vec<Delta>) {
+    fn apply<S: DeltaSink + ?Sized>(&mut self, pieces: &mut Vec<Piece>, out: &mut S) {
         for p in pieces.drain(..) {
             let call_at =
                 |this: &Self, k: usize| this.region.as_ref().and_then(|r| r.calls.get(k).copied());
@@ -432,7 +669,7 @@ impl Deltas {
                     if let Some(i) = call_at(self, call) {
                         self.calls[i].args.push_str(&text);
                     }
-                    if let Some(reader) = self.region.as_mut().and_then(|r| r.reader.as_mut()) {
+                    if let Some(reader) = self.reader_mut() {
                         reader.give_back(text);
                     }
                 }
@@ -523,7 +760,7 @@ impl Deltas {
 
     /// Opens every call that can open, in order, and sends decided
     /// argument text.
-    fn send(&mut self, out: &mut Vec<Delta>) {
+    fn send<S: DeltaSink + ?Sized>(&mut self, out: &mut S) {
         let need_id = matches!(
             self.shape.calls.as_ref().map(|c| &c.id),
             Some(Source::Json(_))
@@ -551,14 +788,10 @@ impl Deltas {
                     None => self.next_id(),
                 };
                 let c = &mut self.calls[i];
-                c.id = Some(id.clone());
+                out.call_open(self.opened, &id, c.name.as_deref().unwrap_or_default());
+                c.id = Some(id);
                 c.index = Some(self.opened);
                 self.opened += 1;
-                out.push(Delta::CallOpen {
-                    index: c.index.unwrap_or_default(),
-                    id,
-                    name: c.name.clone().unwrap_or_default(),
-                });
             }
             let c = &mut self.calls[i];
             if c.fallback || c.closed {
@@ -566,13 +799,7 @@ impl Deltas {
             }
             let limit = c.hold.unwrap_or(c.args.len());
             if limit > c.sent {
-                let mut text = self.spare.pop().unwrap_or_default();
-                let c = &mut self.calls[i];
-                text.push_str(&c.args[c.sent..limit]);
-                out.push(Delta::CallArgs {
-                    index: c.index.unwrap_or_default(),
-                    text,
-                });
+                out.call_args(c.index.unwrap_or_default(), &c.args[c.sent..limit]);
                 c.sent = limit;
             }
         }
@@ -580,11 +807,11 @@ impl Deltas {
 
     /// A tool region closed with `finals`, its calls as the engine parsed
     /// them: what was streamed is checked against them and completed.
-    fn reconcile(
+    fn reconcile<S: DeltaSink + ?Sized>(
         &mut self,
         mine: &[usize],
-        finals: &[ToolCall],
-        out: &mut Vec<Delta>,
+        finals: &[CallRef<'_>],
+        out: &mut S,
     ) -> Result<(), Error> {
         if mine.len() > finals.len()
             && mine[finals.len()..]
@@ -616,15 +843,18 @@ impl Deltas {
         Ok(())
     }
 
-    fn finish_call(&mut self, i: usize, fin: &ToolCall, out: &mut Vec<Delta>) -> Result<(), Error> {
-        let want = arguments_text(&fin.arguments);
+    fn finish_call<S: DeltaSink + ?Sized>(
+        &mut self,
+        i: usize,
+        fin: &CallRef<'_>,
+        out: &mut S,
+    ) -> Result<(), Error> {
         let c = &self.calls[i];
         if c.index.is_some() {
-            if c.name.as_deref() != Some(fin.name.as_str())
+            if c.name.as_deref() != Some(fin.name)
                 || fin
                     .id
-                    .as_ref()
-                    .is_some_and(|id| !id.is_empty() && c.id.as_ref() != Some(id))
+                    .is_some_and(|id| !id.is_empty() && c.id.as_deref() != Some(id))
             {
                 return Err(Error::Diverged(format!(
                     "tool call {}: streamed as {:?} ({:?}), parsed as {:?} ({:?})",
@@ -636,12 +866,12 @@ impl Deltas {
                 )));
             }
         } else {
-            let id = match fin.id.clone().filter(|id| !id.is_empty()) {
-                Some(id) => id,
+            let id = match fin.id.filter(|id| !id.is_empty()) {
+                Some(id) => id.to_owned(),
                 None => self.next_id(),
             };
             let c = &mut self.calls[i];
-            c.name = Some(fin.name.clone());
+            c.name = Some(fin.name.to_owned());
             c.id.get_or_insert(id);
             // Earlier calls are open or closed (regions close in order), so
             // this one opens.
@@ -653,58 +883,84 @@ impl Deltas {
                 )));
             }
         }
-        let c = &self.calls[i];
+        let mut want = std::mem::take(&mut self.want);
+        want.clear();
+        write_arguments(fin.arguments, &mut want);
+        let c = &mut self.calls[i];
         // The whole text the call's arguments get: the reader's, when it read
         // them all and they mean the parsed value; otherwise the value's.
         // (Equal text is the common case; reading it back is only needed
         // where it differs, e.g. a key the model wrote twice.)
-        let full = if !c.fallback
+        let keep = !c.fallback
             && c.args_done
             && c.hold.is_none()
-            && (c.args == want || json_loads(&c.args).is_ok_and(|v| arguments_text(&v) == want))
-        {
-            c.args.clone()
-        } else {
-            want
-        };
-        let sent = &c.args[..c.sent];
-        let Some(rest) = full.strip_prefix(sent) else {
+            && (c.args == want || json_loads(&c.args).is_ok_and(|v| arguments_text(&v) == want));
+        if !keep {
+            // `c.args` becomes the value's text; `want` holds what was read.
+            std::mem::swap(&mut c.args, &mut want);
+        }
+        let read = if keep { &c.args } else { &want };
+        let index = c.index.unwrap_or_default();
+        let sent = read.get(..c.sent).unwrap_or(read);
+        let Some(rest) = c.args.strip_prefix(sent).filter(|_| sent.len() == c.sent) else {
             return Err(Error::Diverged(format!(
-                "tool call {}: arguments sent as {sent:?} are not the start of {full:?}",
-                c.index.unwrap_or_default()
+                "tool call {index}: arguments sent as {sent:?} are not the start of {:?}",
+                c.args
             )));
         };
-        let index = c.index.unwrap_or_default();
         if !rest.is_empty() {
-            out.push(Delta::CallArgs {
-                index,
-                text: rest.to_owned(),
-            });
+            out.call_args(index, rest);
         }
-        let c = &mut self.calls[i];
-        c.args = full;
         c.sent = c.args.len();
         c.closed = true;
-        out.push(Delta::CallDone { index });
+        out.call_done(index);
+        self.want = want;
+        // Nothing reads a closed call's text again: its buffer serves the
+        // next call.
+        let mut args = std::mem::take(&mut self.calls[i].args);
+        if self.spare_args.len() < 16 {
+            args.clear();
+            self.spare_args.push(args);
+        }
         Ok(())
+    }
+
+    /// Whether [`Deltas::open_region`] has anything to learn: a call of the
+    /// open tool region still lacks its name or id. When not, the caller
+    /// may skip asking the parser.
+    #[inline]
+    pub fn wants_open_region(&self) -> bool {
+        self.region.as_ref().is_some_and(|r| !r.known)
     }
 
     /// Takes what the parser has open after a call (`parser.open_region()`):
     /// a call whose name or id its open delimiter captured can open now.
-    pub fn open_region(&mut self, region: Option<OpenRegion<'_>>, out: &mut Vec<Delta>) {
-        let Some(region) = region.filter(|r| self.is_calls(r.field)) else {
+    pub fn open_region<S: DeltaSink + ?Sized>(
+        &mut self,
+        region: Option<OpenRegion<'_>>,
+        out: &mut S,
+    ) {
+        let (Some(r), Some(shape)) = (&self.region, &self.shape.calls) else {
             return;
         };
-        let (Some(r), Some(shape)) = (&self.region, &self.shape.calls) else {
+        if r.known {
+            return;
+        }
+        let Some(region) = region.filter(|r| r.field == shape.field) else {
             return;
         };
         // Called after every feed while a call's region is open: nothing is
         // copied unless a call still lacks a name or an id.
         let calls = &mut self.calls;
-        if r.calls
+        if !r
+            .calls
             .iter()
             .any(|&i| calls[i].name.is_none() || calls[i].id.is_none())
         {
+            if let Some(r) = self.region.as_mut() {
+                r.known = true;
+            }
+        } else {
             let capture = |s: &Source| match s {
                 Source::Capture(g) => region
                     .captures
@@ -724,16 +980,18 @@ impl Deltas {
                     c.id.clone_from(&id);
                 }
             }
+            // Only a name or id just learned can open a call here: argument
+            // text is sent as the reader decides it (`apply`).
+            self.send(out);
         }
-        self.send(out);
     }
 
     /// The message is complete: sends what remains of the content and the
     /// reasoning, and opens calls the stream has not seen (e.g. defaults).
-    pub fn finish(
+    pub fn finish<S: DeltaSink + ?Sized>(
         &mut self,
         message: &dyn AssistantMessage,
-        out: &mut Vec<Delta>,
+        out: &mut S,
     ) -> Result<(), Error> {
         for reasoning in [true, false] {
             let state = if reasoning {
@@ -755,20 +1013,30 @@ impl Deltas {
                 )));
             };
             let rest = rest.to_owned();
-            self.push_text(reasoning, rest, out);
+            self.push_text(reasoning, &rest, out);
         }
-        let finals = message.tool_calls();
-        let seen: Vec<usize> = (0..self.calls.len())
-            .filter(|&i| self.calls[i].closed && self.calls[i].index.is_some())
-            .collect();
-        if seen.len() > finals.len() {
+        // The message's calls, borrowed where it holds them as a value (the
+        // run-time `Map`): only those the stream has not seen are read.
+        let owned;
+        let finals: Vec<CallRef<'_>> = match message.tool_calls_value() {
+            Some(v) => CallRef::all_in(v),
+            None => {
+                owned = message.tool_calls();
+                owned.iter().map(CallRef::of).collect()
+            }
+        };
+        let seen = self
+            .calls
+            .iter()
+            .filter(|c| c.closed && c.index.is_some())
+            .count();
+        if seen > finals.len() {
             return Err(Error::Diverged(format!(
-                "{} tool calls were streamed, the message has {}",
-                seen.len(),
+                "{seen} tool calls were streamed, the message has {}",
                 finals.len()
             )));
         }
-        for fin in &finals[seen.len()..] {
+        for fin in &finals[seen..] {
             self.calls.push(Call {
                 fallback: true,
                 ..Call::default()

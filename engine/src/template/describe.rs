@@ -71,6 +71,30 @@ pub struct FieldInfo {
     pub transform_each: bool,
 }
 
+/// A field as [`FieldInfo`] has it, without its delimiters: what a layer
+/// that reads only the fields' content rules needs, per stream, without
+/// the cost of describing the delimiters' automata
+/// ([`Template::field_summaries`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldSummary {
+    /// The message key.
+    pub name: String,
+    /// Whether this is the implicit field (no open delimiter).
+    pub implicit: bool,
+    /// The content parser (`text`, `json`, ...).
+    pub content: String,
+    /// The content parser's arguments as written (an empty map if none).
+    pub content_args: Value,
+    /// Each region appends its value to a list.
+    pub repeats: bool,
+    /// Region values are concatenated with this separator.
+    pub join: Option<String>,
+    /// The transform applied to the parsed body, if any.
+    pub transform: Option<TransformInfo>,
+    /// Whether the transform applies to each element of a list body.
+    pub transform_each: bool,
+}
+
 /// A transform, as the template wrote it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TransformInfo {
@@ -198,6 +222,23 @@ pub struct Watched {
 }
 
 impl Template {
+    /// The fields' content rules, in template order (see [`FieldSummary`]).
+    pub fn field_summaries(&self) -> Vec<FieldSummary> {
+        self.fields
+            .iter()
+            .map(|f| FieldSummary {
+                name: f.name.clone(),
+                implicit: f.open.is_none(),
+                content: f.content.name().to_owned(),
+                content_args: f.content.args().clone(),
+                repeats: f.repeats,
+                join: f.join.clone(),
+                transform: f.transform.as_ref().map(|t| transform_info(t.node())),
+                transform_each: f.transform_each,
+            })
+            .collect()
+    }
+
     /// Describes how this template is compiled and scanned, for people:
     /// fields, delimiters, the path each delimiter takes, automaton sizes.
     pub fn describe(&self) -> Description {

@@ -15,13 +15,25 @@ use retort::openai::{ChunkStream, Delta, Options};
 use retort_benches::{Mode, Workload};
 use std::time::Duration;
 
+/// Plain event streaming: what a consumer of the parser's events does,
+/// reading each event (`iter` makes each `Event` from the parser's
+/// buffer, which `len` alone would skip).
 fn events(t: &Template, w: &Workload, pieces: &[&str]) -> usize {
     let mut p = t.parser(&w.prefix).expect("the prompt parses");
     let mut n = 0;
     for piece in pieces {
-        n += p.feed(piece).expect("the workload parses").len();
+        for ev in p.feed(piece).expect("the workload parses").iter() {
+            std::hint::black_box(&ev);
+            n += 1;
+        }
     }
-    n + p.finalize().expect("the workload parses").1.len()
+    let (message, last) = p.finalize().expect("the workload parses");
+    std::hint::black_box(&message);
+    for ev in last.iter() {
+        std::hint::black_box(&ev);
+        n += 1;
+    }
+    n
 }
 
 fn chunks(t: &Template, w: &Workload, pieces: &[&str], json: bool) -> usize {
