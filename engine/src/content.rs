@@ -804,6 +804,251 @@ impl XmlArgs {
     }
 }
 
+/// An `xml-inline` region read as it streams: the parameters the model has
+/// finished, each as soon as no later text can change it.
+///
+/// The value is `_xml_inline`'s: successive `finditer` matches of the tag
+/// pattern over the region's text. A match found in a prefix of the text is
+/// final when the attempts at every start before it failed, and it
+/// succeeded, without reading to the end of the prefix (the matcher's
+/// `hit_end`); until then the parameter is held. At the region's close the
+/// rest is found with the complete text, as the parser does. The
+/// parameters come in the text's order, repeated keys included: written as
+/// JSON object members in that order, they load (`json.loads`) to the dict
+/// the parser builds, whose repeated keys keep their first position and
+/// their last value. (`merge_duplicates` turns a repeated key into a list, which no
+/// earlier text announces: such parsers are not read this way.)
+///
+/// Work is bounded: an undecided attempt is retried only once the literal
+/// text the pattern ends with (`</parameter>`) has arrived again, or, for a
+/// pattern that does not end with one, once the text has grown by half; and
+/// the steps of all attempts share a budget proportional to the text. The
+/// trigger only decides when to look: a parameter whose end it misses is
+/// found at the next look or at the close.
+#[derive(Clone, Debug)]
+pub struct XmlStream {
+    re: Regex,
+    key: usize,
+    value: Option<usize>,
+    value_parser: SubParser,
+    /// Where the next `finditer` search begins (the end of the last match).
+    pos: usize,
+    /// Starts before this one failed for good.
+    scan: usize,
+    /// The attempt at `scan` was undecided (it read to the end of the text).
+    pending: bool,
+    /// The text's length at that attempt.
+    tried: usize,
+    /// The text's length at the last call.
+    seen: usize,
+    /// The literal text the pattern ends with, when it ends with one: its
+    /// arrival makes an undecided attempt worth retrying.
+    suffix: Option<String>,
+    /// Steps left for the attempts before the close.
+    budget: u64,
+    /// Steps granted per byte of text.
+    steps_per_byte: u64,
+}
+
+/// Why an [`XmlStream`] cannot follow a region (the caller then takes the
+/// region's value at its close).
+#[derive(Clone, Debug, PartialEq)]
+pub enum XmlStreamError {
+    /// A match was empty (`finditer`'s empty-match rules are not followed
+    /// incrementally).
+    EmptyMatch,
+    /// The value parser (or the matcher) failed: the region's parse fails
+    /// the same way.
+    Parse(ContentError),
+}
+
+impl ContentSpec {
+    /// An [`XmlStream`] for this parser: `Some` for `xml-inline` without
+    /// `merge_duplicates`, with a compiled tag pattern that has a `key` group.
+    pub fn xml_stream(&self) -> Option<XmlStream> {
+        let Parser::XmlInline(args) = &self.parser else {
+            return None;
+        };
+        let (pattern, re) = args.pattern.as_ref().ok()?;
+        if args.merge {
+            return None;
+        }
+        let key = re.group_index("key")?;
+        Some(XmlStream {
+            re: re.clone(),
+            key,
+            value: re.group_index("value"),
+            value_parser: args.value_parser.clone(),
+            pos: 0,
+            scan: 0,
+            pending: false,
+            tried: 0,
+            seen: 0,
+            suffix: literal_suffix(pattern),
+            budget: 1 << 16,
+            steps_per_byte: 64,
+        })
+    }
+}
+
+/// The run of plain characters `pattern` ends with (`</parameter>` for
+/// `...\\n?</parameter>`): no metacharacter, no escape, nothing after it.
+/// Used only to decide when to look again, so a pattern whose matches do not
+/// all end this way (an alternation, inline flags) costs latency, never
+/// correctness.
+fn literal_suffix(pattern: &str) -> Option<String> {
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut start = chars.len();
+    while start > 0 {
+        let c = chars[start - 1];
+        let plain = !c.is_ascii() || c.is_ascii_alphanumeric() || "<>/=:\"'_ ,;!@%&~`".contains(c);
+        if !plain || (start >= 2 && chars[start - 2] == '\\') {
+            break;
+        }
+        start -= 1;
+    }
+    (start < chars.len()).then(|| chars[start..].iter().collect())
+}
+
+impl XmlStream {
+    /// Ready for a new region's text (the pattern and value parser kept).
+    pub fn reset(&mut self) {
+        self.pos = 0;
+        self.scan = 0;
+        self.pending = false;
+        self.tried = 0;
+        self.seen = 0;
+        self.budget = 1 << 16;
+    }
+
+    /// Reads `body`, the region's whole text so far (`complete`: the region
+    /// closed and this is all of it), from where the last call stopped, and
+    /// appends the parameters now decided to `out`, in order.
+    pub fn advance(
+        &mut self,
+        body: &str,
+        complete: bool,
+        out: &mut Vec<(String, Value)>,
+    ) -> Result<(), XmlStreamError> {
+        if complete {
+            return self.finish(body, out);
+        }
+        let new = body.len().saturating_sub(self.seen) as u64;
+        self.seen = body.len();
+        self.budget = self.budget.saturating_add(self.steps_per_byte * new);
+        if self.pending {
+            // Retry the undecided attempt only when it may now be decided:
+            // the pattern's closing text arrived after it, or (without one)
+            // the text grew by half.
+            let again = match &self.suffix {
+                Some(suffix) => self.ends_after(body, self.tried.max(self.scan + suffix.len() - 1)),
+                None => body.len() >= self.tried + self.tried / 2 + 16,
+            };
+            if !again {
+                return Ok(());
+            }
+            self.pending = false;
+        }
+        while self.scan < body.len() {
+            let c = self.scan;
+            if !body.is_char_boundary(c) || !self.re.can_start_at(body, c) {
+                self.scan += 1;
+                continue;
+            }
+            // A match from here ends with the closing text: none yet, no
+            // attempt.
+            if let Some(suffix) = &self.suffix
+                && !self.ends_after(body, c + suffix.len() - 1)
+            {
+                self.pending = true;
+                self.tried = body.len();
+                return Ok(());
+            }
+            let (attempt, steps) = self.re.match_at_limited(body, c, false, self.budget);
+            self.budget = self.budget.saturating_sub(steps);
+            match attempt {
+                // Out of budget: the attempt is retried once more text has
+                // brought more budget.
+                Err(_) => {
+                    self.pending = true;
+                    self.tried = body.len();
+                    return Ok(());
+                }
+                Ok(a) if a.hit_end => {
+                    self.pending = true;
+                    self.tried = body.len();
+                    return Ok(());
+                }
+                Ok(a) => match a.captures {
+                    None => self.scan = c + 1,
+                    Some(m) => self.take(body, &m, out)?,
+                },
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the closing text occurs in `body` with its last byte at or
+    /// after `at`.
+    fn ends_after(&self, body: &str, at: usize) -> bool {
+        let Some(suffix) = &self.suffix else {
+            return true;
+        };
+        let (b, s) = (body.as_bytes(), suffix.as_bytes());
+        let Some(&last) = s.last() else {
+            return true;
+        };
+        if at >= b.len() {
+            return false;
+        }
+        memchr::memchr_iter(last, &b[at..])
+            .map(|i| at + i + 1)
+            .any(|end| end >= s.len() && &b[end - s.len()..end] == s)
+    }
+
+    /// The rest, with the complete text: `finditer` from the last match.
+    fn finish(&mut self, body: &str, out: &mut Vec<(String, Value)>) -> Result<(), XmlStreamError> {
+        while self.pos <= body.len() {
+            match self.re.search(body, self.pos) {
+                Ok(Some(m)) => self.take(body, &m, out)?,
+                Ok(None) => break,
+                Err(e) => return Err(XmlStreamError::Parse(budget_error(e))),
+            }
+        }
+        Ok(())
+    }
+
+    /// One match: its parameter, as `_xml_inline` reads it.
+    fn take(
+        &mut self,
+        body: &str,
+        m: &crate::pyre::Captures,
+        out: &mut Vec<(String, Value)>,
+    ) -> Result<(), XmlStreamError> {
+        if m.start() == m.end() {
+            return Err(XmlStreamError::EmptyMatch);
+        }
+        let Some((ks, ke)) = m.get(self.key) else {
+            // `_xml_inline` raises here: the region's parse fails.
+            return Err(XmlStreamError::EmptyMatch);
+        };
+        let raw = match self.value {
+            None => Input::Str(""),
+            Some(g) => m
+                .get(g)
+                .map_or(Input::None, |(a, b)| Input::Str(&body[a..b])),
+        };
+        let value = self
+            .value_parser
+            .run(raw, JSON_MAX_DEPTH)
+            .map_err(XmlStreamError::Parse)?;
+        out.push((body[ks..ke].to_owned(), value));
+        self.pos = m.end();
+        self.scan = m.end();
+        Ok(())
+    }
+}
+
 impl KvArgs {
     /// `_kv_lines(text, args)`.
     fn run(&self, text: Input<'_>, json_depth: usize) -> Result<Value, PyErr> {
@@ -1061,6 +1306,76 @@ mod tests {
         assert_eq!(
             err("xml-inline", r#"{"tag_pattern": []}"#, "").1,
             "unhashable type: 'list'"
+        );
+    }
+
+    /// Every chunking of each body gives, in the stream's parameters, the
+    /// dict the parser makes; decided parameters never wait for the close
+    /// when their closing tag has arrived.
+    #[test]
+    fn xml_streams_decide_parameters_as_the_parser_reads_them() {
+        let qwen = r#"{"tag_pattern": "<parameter=(?P<key>[^>\\n]+)>\\n?(?P<value>.*?)\\n?</parameter>",
+                       "value_parser": {"name": "json", "args": {"allow_non_json": true}}}"#;
+        let gemma = r#"{"tag_pattern": "(?P<key>\\w+)\\s*=\\s*(?:'(?P<value>(?:[^'\\\\]|\\\\.)*)'|(?P<value>.*?))\\s*(?=,\\s*\\w+\\s*=|$)",
+                        "value_parser": {"name": "json", "args": {"allow_non_json": true}}}"#;
+        let cases = [
+            (
+                qwen,
+                "\n<parameter=city>\nParis\n</parameter>\n<parameter=days>\n3\n</parameter>\n",
+            ),
+            (
+                qwen,
+                "<parameter=a>1</parameter><parameter=b>x</parameter><parameter=a>[2, 3]</parameter>",
+            ),
+            (
+                qwen,
+                "<parameter=code>\nif a > b:\n    print('</param')\n</parameter>",
+            ),
+            (qwen, "no parameters at all"),
+            (gemma, "city='Paris', days=3, note=a, b"),
+        ];
+        for (args, body) in cases {
+            let spec = spec("xml-inline", args);
+            let want = spec.parse(body).unwrap();
+            for step in 1..=body.len() {
+                let mut stream = spec.xml_stream().expect("xml-inline without merge streams");
+                let mut got = Vec::new();
+                let mut end = 0;
+                while end < body.len() {
+                    end = (end + step).min(body.len());
+                    while !body.is_char_boundary(end) {
+                        end += 1;
+                    }
+                    stream.advance(&body[..end], false, &mut got).unwrap();
+                }
+                stream.advance(body, true, &mut got).unwrap();
+                // Written in order, repeated keys load to the dict.
+                let mut map = Map::new();
+                for (k, v) in got {
+                    map.insert(k, v);
+                }
+                assert_eq!(Value::Map(map), want, "{body:?} in pieces of {step}");
+            }
+        }
+        // A parameter is decided once its closing tag arrives.
+        let spec = spec("xml-inline", qwen);
+        let mut stream = spec.xml_stream().unwrap();
+        let mut got = Vec::new();
+        stream
+            .advance(
+                "<parameter=a>\n1\n</parameter>\n<parameter=b>",
+                false,
+                &mut got,
+            )
+            .unwrap();
+        assert_eq!(got, vec![("a".to_owned(), Value::Int(1))]);
+        // `merge_duplicates` is not streamed.
+        let merged =
+            r#"{"tag_pattern": "<p=(?P<key>\\w+)>(?P<value>.*?)</p>", "merge_duplicates": true}"#;
+        assert!(
+            super::tests::spec("xml-inline", merged)
+                .xml_stream()
+                .is_none()
         );
     }
 }

@@ -41,7 +41,9 @@ pub mod value;
 pub use error::{ParseError, ParseErrorKind};
 pub use event::{Event, OwnedEvent};
 pub use machine::{LiteralHit, Machine};
-pub use parser::{Events, Limits, Malformed, OpenRegion, Parser, ParserOptions, TypedEvents};
+pub use parser::{
+    Events, Limits, Malformed, OpenRegion, Param, Parser, ParserOptions, TypedEvents,
+};
 pub use scan::stream::WorkBudget;
 pub use template::{Template, TemplateError};
 pub use typed::{AssistantMessage, FieldId, Int, ToolCall, Typed, UnknownTemplate};

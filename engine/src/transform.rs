@@ -369,6 +369,26 @@ pub fn finish_region(
     tools: Option<&ToolSchemas>,
 ) -> Result<Value, FieldError> {
     let value = content.parse(body)?;
+    finish_parsed(
+        value,
+        transform,
+        transform_each,
+        captures,
+        field_name,
+        tools,
+    )
+}
+
+/// [`finish_region`] after the content parser: `value` is what `content`
+/// made of the body (read as it streamed, for instance).
+pub fn finish_parsed(
+    value: Value,
+    transform: Option<&Transform>,
+    transform_each: bool,
+    captures: &[(String, String)],
+    field_name: &str,
+    tools: Option<&ToolSchemas>,
+) -> Result<Value, FieldError> {
     let tools = tools.filter(|t| !t.is_empty());
     let Some(transform) = transform else {
         return match tools {

@@ -497,11 +497,15 @@ impl<'t, M: Machine<'t>> ChunkStream<'t, M> {
     /// It must not have been fed yet, and must have been given the same
     /// `tools` as `options` (they decide which values coercion may change).
     pub fn with_parser(
-        parser: Parser<'t, M>,
+        mut parser: Parser<'t, M>,
         options: Options,
     ) -> Result<ChunkStream<'t, M>, Error> {
+        let deltas = Deltas::new(parser.template(), options.clone())?;
+        // `xml-inline` tool calls: the parser reports their parameters as
+        // they are decided, and builds the region's value from them.
+        parser.stream_params(deltas.wants_params());
         Ok(ChunkStream {
-            deltas: Deltas::new(parser.template(), options.clone())?,
+            deltas,
             parser,
             chunker: Chunker::new(options),
             initial_done: false,
@@ -513,9 +517,7 @@ impl<'t, M: Machine<'t>> ChunkStream<'t, M> {
     fn step<S: DeltaSink>(&mut self, text: &str, out: &mut S) -> Result<(), Error> {
         self.initial(out)?;
         let events = self.parser.feed(text)?;
-        for ev in events.iter() {
-            self.deltas.event(ev, out)?;
-        }
+        deliver(&mut self.deltas, events, out)?;
         if self.deltas.wants_open_region() {
             self.deltas.open_region(self.parser.open_region(), out);
         }
@@ -572,9 +574,7 @@ impl<'t, M: Machine<'t>> ChunkStream<'t, M> {
     ) -> Result<(FinishReason, Map), Error> {
         self.initial(out)?;
         let (message, events) = self.parser.finalize()?;
-        for ev in events.iter() {
-            self.deltas.event(ev, out)?;
-        }
+        deliver(&mut self.deltas, events, out)?;
         self.deltas.finish(&message, out)?;
         let reason = if cut {
             FinishReason::Length
@@ -622,6 +622,28 @@ impl<'t, M: Machine<'t>> ChunkStream<'t, M> {
         self.packed = packed;
         Ok((Chunks::new(&self.packed, &self.chunker.options), message))
     }
+}
+
+/// One call's events, with the parameters the parser decided among them
+/// (each after the events that preceded its decision).
+fn deliver<S: DeltaSink>(
+    deltas: &mut Deltas,
+    events: retort_engine::Events<'_>,
+    out: &mut S,
+) -> Result<(), Error> {
+    let params = events.params();
+    let mut next = 0;
+    for (k, ev) in events.iter().enumerate() {
+        while let Some(p) = params.get(next).filter(|p| p.after <= k) {
+            deltas.param(p, out);
+            next += 1;
+        }
+        deltas.event(ev, out)?;
+    }
+    for p in &params[next..] {
+        deltas.param(p, out);
+    }
+    Ok(())
 }
 
 /// The non-streaming message for a parsed message: what a `stream: false`

@@ -41,6 +41,9 @@ pub(crate) struct CallShape {
     pub repeats: bool,
     /// The streaming JSON reader can follow the content.
     pub json: bool,
+    /// The content is `xml-inline` and is the whole arguments of one call:
+    /// parameters stream as they are decided (`XmlStream`).
+    pub xml: bool,
     pub name: Source,
     pub id: Source,
     pub args: Source,
@@ -131,6 +134,7 @@ fn call_shape(f: &FieldSummary) -> CallShape {
         each,
         repeats: f.repeats,
         json: false,
+        xml: false,
         name: Source::Later,
         id: Source::Later,
         args: Source::Later,
@@ -149,11 +153,15 @@ fn call_shape(f: &FieldSummary) -> CallShape {
         ),
         _ => return later,
     };
+    let xml = f.content == "xml-inline"
+        && !each
+        && matches!(&args, Source::Json(path) if path.is_empty());
     CallShape {
         field: f.name.clone(),
         each,
         repeats: f.repeats,
         json,
+        xml,
         name,
         id: source(t.get("id"), each, &[]),
         args,

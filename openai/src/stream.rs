@@ -7,8 +7,8 @@ use retort_engine::OpenRegion;
 use retort_engine::py::{is_space, json_loads};
 use retort_engine::transform::ToolSchemas;
 use retort_engine::typed::{AssistantMessage, ToolCall};
-use retort_engine::value::NonFinite;
-use retort_engine::{Event, Map, Template, Value};
+use retort_engine::value::{NonFinite, write_json_str};
+use retort_engine::{Event, Map, Param, Template, Value};
 use std::collections::HashMap;
 
 /// One step of a message being written: what chunks and Responses events
@@ -267,6 +267,8 @@ struct Call {
 struct Region {
     /// The JSON reader follows this region ([`Deltas::reader`]).
     reads: bool,
+    /// The parser reports this region's parameters ([`Deltas::param`]).
+    xml: bool,
     /// Every call of the region has its name and id (they are never
     /// unlearned, so [`Deltas::open_region`] need not look again until a
     /// call is added).
@@ -301,6 +303,9 @@ pub struct Deltas {
     /// The reader of JSON tool-call regions, kept from region to region so
     /// that its buffers are reused.
     reader: Option<JsonReader>,
+    /// The tool-call field, when its `xml-inline` regions are read as they
+    /// stream (the parser then reports their parameters: [`Deltas::param`]).
+    xml_field: Option<u16>,
     pieces: Vec<Piece>,
     /// The last closed region's list of calls, for the next region.
     spare_calls: Vec<usize>,
@@ -362,8 +367,16 @@ impl Deltas {
             .as_ref()
             .filter(|c| c.json)
             .map(|c| JsonReader::new(c.targets(!schemas.is_empty())));
+        let xml_field = shape
+            .calls
+            .as_ref()
+            .filter(|c| c.xml)
+            .and_then(|c| template.field_index(&c.field))
+            .filter(|&i| template.fields()[i].content.xml_stream().is_some())
+            .and_then(|i| u16::try_from(i).ok());
         Ok(Deltas {
             reader,
+            xml_field,
             content: shape.content.clone().map(TextState::new),
             reasoning: shape.reasoning.clone().map(TextState::new),
             shape,
@@ -491,7 +504,8 @@ impl Deltas {
             Source::Literal(id) => Some(id.clone()),
             _ => None,
         };
-        let streams = matches!(shape.args, Source::Json(_)) && shape.json;
+        let streams =
+            matches!(shape.args, Source::Json(_)) && shape.json || self.xml_field.is_some();
         let call = &mut self.calls[i];
         if name.is_some() {
             call.name = name;
@@ -529,6 +543,7 @@ impl Deltas {
             calls.clear();
             self.region = Some(Region {
                 reads,
+                xml: self.xml_field.is_some(),
                 calls,
                 known: false,
             });
@@ -538,6 +553,10 @@ impl Deltas {
                 self.send(out);
             }
         } else if let Event::RegionChunk { text, .. } = event {
+            if self.region.as_ref().is_some_and(|r| r.xml) {
+                // Its parameters come from the parser.
+                return Ok(());
+            }
             let n = self.plain_args(text, out);
             let text = &text[n..];
             if text.is_empty() {
@@ -577,6 +596,21 @@ impl Deltas {
                 Event::RegionClose { value, .. } => CallRef::all_in(value),
                 _ => Vec::new(),
             };
+            if let Some(&i) = self
+                .region
+                .as_ref()
+                .filter(|r| r.xml)
+                .and_then(|r| r.calls.first())
+            {
+                // The parser reported every parameter before the close: the
+                // object ends. It is sent as the close reconciles (if the
+                // value disagrees, the value's text is sent instead).
+                let c = &mut self.calls[i];
+                if !c.fallback {
+                    c.args.push_str(if c.args.is_empty() { "{}" } else { "}" });
+                    c.args_done = true;
+                }
+            }
             let mut pieces = std::mem::take(&mut self.pieces);
             if let Some(reader) = self.reader_mut() {
                 reader.end(&mut pieces);
@@ -626,6 +660,70 @@ impl Deltas {
                 c.sent = limit;
             }
         }
+    }
+
+    /// A parameter the parser decided ([`retort_engine::Parser::stream_params`]):
+    /// for the open `xml-inline` tool region, the next member of its call's
+    /// arguments object. (The object's end is written at the region's
+    /// close, once the parameters are known to be all there.)
+    pub fn param<S: DeltaSink + ?Sized>(&mut self, param: &Param, out: &mut S) {
+        if Some(param.field) != self.xml_field {
+            return;
+        }
+        let Some(&i) = self
+            .region
+            .as_ref()
+            .filter(|r| r.xml)
+            .and_then(|r| r.calls.first())
+        else {
+            return;
+        };
+        if self.calls[i].fallback {
+            return;
+        }
+        let coerced;
+        let value = if self.schemas.is_empty() {
+            &param.value
+        } else {
+            match self.coerce_param(i, &param.key, param.value.clone()) {
+                Some(v) => {
+                    coerced = v;
+                    &coerced
+                }
+                None => {
+                    self.calls[i].fallback = true;
+                    return;
+                }
+            }
+        };
+        let mut text = std::mem::take(&mut self.text);
+        text.clear();
+        text.push_str(if self.calls[i].args.is_empty() {
+            "{"
+        } else {
+            ", "
+        });
+        write_json_str(&mut text, &param.key);
+        text.push_str(": ");
+        value.write_json(&mut text, NonFinite::Python);
+        self.append_args(i, &text, out);
+        self.text = text;
+    }
+
+    /// What `tools=` coercion makes of call `i`'s argument `key`, asked of
+    /// the engine itself (`None`: the tool is not known yet, or coercion
+    /// failed).
+    fn coerce_param(&self, i: usize, key: &str, value: Value) -> Option<Value> {
+        let name = self.calls[i].name.clone()?;
+        let mut args = Map::new();
+        args.insert(key.to_owned(), value);
+        let mut func = Map::new();
+        func.insert("name".into(), Value::Str(name));
+        func.insert("arguments".into(), Value::Map(args));
+        let mut call = Map::new();
+        call.insert("function".into(), Value::Map(func));
+        let v = self.schemas.coerce_tool_calls(Value::Map(call)).ok()?;
+        ToolCall::from_value(&v).and_then(|c| c.arguments.as_map()?.get(key).cloned())
     }
 
     /// The JSON reader, while it follows the open region.
@@ -727,21 +825,7 @@ impl Deltas {
         };
         // What the reference's coercion makes of the string, asked of the
         // engine itself.
-        let name = self.calls[i].name.clone().unwrap_or_default();
-        let mut args = Map::new();
-        args.insert(key.to_owned(), Value::Str(value));
-        let mut func = Map::new();
-        func.insert("name".into(), Value::Str(name));
-        func.insert("arguments".into(), Value::Map(args));
-        let mut call = Map::new();
-        call.insert("function".into(), Value::Map(func));
-        let coerced = self
-            .schemas
-            .coerce_tool_calls(Value::Map(call))
-            .ok()
-            .and_then(|v| {
-                ToolCall::from_value(&v).and_then(|c| c.arguments.as_map()?.get(key).cloned())
-            });
+        let coerced = self.coerce_param(i, key, Value::Str(value));
         let c = &mut self.calls[i];
         match coerced {
             Some(v) => {
@@ -923,6 +1007,13 @@ impl Deltas {
             self.spare_args.push(args);
         }
         Ok(())
+    }
+
+    /// Whether the parser should report `xml-inline` parameters as they are
+    /// decided ([`retort_engine::Parser::stream_params`]), which this
+    /// template's tool calls stream by.
+    pub fn wants_params(&self) -> bool {
+        self.xml_field.is_some()
     }
 
     /// Whether [`Deltas::open_region`] has anything to learn: a call of the

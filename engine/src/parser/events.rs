@@ -36,9 +36,26 @@ pub(super) enum ValueSlot {
     Output(usize, Option<usize>),
 }
 
+/// A parameter of an `xml-inline` region, decided as the region streamed
+/// (see [`Parser::stream_params`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    /// It was decided after the first `after` events of the call: it
+    /// belongs between events `after - 1` and `after`.
+    pub after: usize,
+    /// The region's field, as an index into [`Template::fields`].
+    pub field: u16,
+    /// The key, as the tag pattern's `key` group read it.
+    pub key: String,
+    /// The value, as the value parser made it (before `tools=` coercion,
+    /// which applies to the region's value).
+    pub value: Value,
+}
+
 /// The events of one call, borrowing from the parser.
 #[derive(Clone, Copy, Debug)]
 pub struct Events<'p> {
+    pub(super) params: &'p [Param],
     pub(super) raw: &'p [RawEvent],
     pub(super) malformed: &'p [Malformed],
     pub(super) values: &'p [Value],
@@ -116,6 +133,13 @@ impl<'p> Events<'p> {
             events: self,
             field: std::marker::PhantomData,
         }
+    }
+
+    /// The parameters decided in this call (empty unless
+    /// [`Parser::stream_params`] is on), in order, each placed among the
+    /// events by [`Param::after`].
+    pub fn params(&self) -> &'p [Param] {
+        self.params
     }
 
     /// The events, in order.

@@ -15,6 +15,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             self.raw.push(RawEvent::Open(f));
             self.opened = true;
             self.body_start = a;
+            self.start_params(f);
         }
         self.body.push_str(src.slice(a, b));
         // Adjacent pieces of one region are one chunk.
@@ -23,13 +24,67 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             && *end == a
         {
             *end = b;
+        } else {
+            self.raw.push(RawEvent::Chunk {
+                field: f,
+                start: a,
+                end: b,
+            });
+        }
+        self.follow_params();
+    }
+
+    /// A region of field `f` opened: with [`Parser::stream_params`], an
+    /// `xml-inline` region is read as it streams.
+    pub(super) fn start_params(&mut self, f: u16) {
+        self.xml_params.clear();
+        if !self.params_on {
             return;
         }
-        self.raw.push(RawEvent::Chunk {
-            field: f,
-            start: a,
-            end: b,
-        });
+        self.xml = match self.xml_spare.take() {
+            Some((g, mut x)) if g == f => {
+                x.reset();
+                Some(x)
+            }
+            _ => self.t.fields[f as usize].content.xml_stream().map(Box::new),
+        };
+    }
+
+    /// The open region's stream is done: kept for the next region.
+    fn end_params(&mut self) {
+        if let (Some(x), Some(f)) = (self.xml.take(), self.current) {
+            self.xml_spare = Some((f, x));
+        }
+    }
+
+    /// Reads the open region's text for parameters now decided, and logs
+    /// them for this call's events. A region the stream cannot follow is
+    /// parsed whole at its close, as without streaming.
+    pub(super) fn follow_params(&mut self) {
+        self.read_params(false);
+    }
+
+    fn read_params(&mut self, complete: bool) {
+        let Some(xml) = self.xml.as_mut() else { return };
+        let before = self.xml_params.len();
+        if xml
+            .advance(&self.body, complete, &mut self.xml_params)
+            .is_err()
+        {
+            self.xml = None;
+            return;
+        }
+        let (Some(f), after) = (self.current, self.raw.len()) else {
+            return;
+        };
+        for (key, value) in &self.xml_params[before..] {
+            self.param_log.push(Param {
+                after,
+                field: f,
+                key: key.clone(),
+                value: value.clone(),
+            });
+        }
     }
 
     /// An error about the current region's value, carrying its raw text.
@@ -48,6 +103,8 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         self.captures.clear();
         self.body.clear();
         self.opened = false;
+        self.end_params();
+        self.xml_params.clear();
     }
 
     /// Moves the values of this call's close events that live in the
@@ -105,20 +162,45 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             self.reset_to_implicit();
             return Ok(());
         };
+        // A region whose parameters were read as it streamed: the rest are
+        // read now, and its value is built from them (the same dict as the
+        // parser's, without reading the text again).
+        if self.xml.is_some() {
+            self.read_params(true);
+        }
+        let streamed = self.xml.is_some().then(|| {
+            let mut map = Map::new();
+            for (k, v) in self.xml_params.drain(..) {
+                map.insert(k, v);
+            }
+            Value::Map(map)
+        });
+        self.end_params();
         let field = &self.t.fields[f as usize];
-        let value = finish_region_owned(
-            &field.content,
-            field.transform.as_ref(),
-            field.transform_each,
-            std::mem::take(&mut self.body),
-            &self.captures,
-            &field.name,
-            self.tools.as_ref(),
-        )
-        .map_err(|(e, body)| {
-            self.body = body;
-            self.field_error(&field.name, e.to_string())
-        })?;
+        let value = match streamed {
+            Some(parsed) => finish_parsed(
+                parsed,
+                field.transform.as_ref(),
+                field.transform_each,
+                &self.captures,
+                &field.name,
+                self.tools.as_ref(),
+            )
+            .map_err(|e| self.field_error(&field.name, e.to_string()))?,
+            None => finish_region_owned(
+                &field.content,
+                field.transform.as_ref(),
+                field.transform_each,
+                std::mem::take(&mut self.body),
+                &self.captures,
+                &field.name,
+                self.tools.as_ref(),
+            )
+            .map_err(|(e, body)| {
+                self.body = body;
+                self.field_error(&field.name, e.to_string())
+            })?,
+        };
         let name = &field.name;
         let existing = self.output.get_index_of(name);
         let slot = if let Some(sep) = &field.join {
@@ -221,6 +303,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         self.opened = true;
         self.body_start = at;
         self.raw.push(RawEvent::Open(f));
+        self.start_params(f);
     }
 
     /// Applies a delimiter match. Returns whether the reference's loop goes

@@ -25,6 +25,7 @@
 //! raw text. After an error the parser refuses further input with the same
 //! error.
 
+use crate::content::XmlStream;
 pub use crate::error::{ParseError, ParseErrorKind};
 use crate::event::{Event, OwnedEvent};
 use crate::machine::Machine;
@@ -34,7 +35,7 @@ use crate::scan::stream::{
     ByteSet, Decision, Hay, Kind, ScanError, StreamScan, Watch, WatchSet, named_groups,
 };
 use crate::template::Template;
-use crate::transform::{ToolSchemas, finish_region_owned};
+use crate::transform::{ToolSchemas, finish_parsed, finish_region_owned};
 use crate::typed::FieldId;
 use crate::value::{Map, Value};
 
@@ -44,7 +45,7 @@ mod open_region;
 mod options;
 mod prefix;
 
-pub use events::{Events, EventsIter, TypedEvents, TypedEventsIter};
+pub use events::{Events, EventsIter, Param, TypedEvents, TypedEventsIter};
 use events::{RawEvent, ValueSlot};
 pub use open_region::OpenRegion;
 pub use options::{Limits, Malformed, ParserOptions};
@@ -146,6 +147,16 @@ pub struct Parser<'t, M = &'t Template> {
     /// Where the model's output starts in `text` (after the prompt's tail):
     /// `max_message` counts from here.
     output_start: usize,
+    /// Parameters of `xml-inline` regions are read as they stream (see
+    /// [`Parser::stream_params`]).
+    params_on: bool,
+    /// The open region's parameter stream, and its parameters so far.
+    xml: Option<Box<XmlStream>>,
+    xml_params: Vec<(String, Value)>,
+    /// The last region's stream, for the next region of the same field.
+    xml_spare: Option<(u16, Box<XmlStream>)>,
+    /// This call's decided parameters, for [`Events::params`].
+    param_log: Vec<Param>,
 }
 
 impl Template {
@@ -210,6 +221,17 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         Parser::new(m, prefix, schemas, options)
     }
 
+    /// Reads `xml-inline` regions as they stream (those without
+    /// `merge_duplicates`): each parameter is reported in the call's
+    /// [`Events::params`] as soon as no later text can change it, and the
+    /// region's value is built from them at its close, which is then the
+    /// same as parsing its whole text. For layers that stream tool-call
+    /// arguments (the OpenAI chunks); off by default. Call it before the
+    /// first [`Parser::feed`]: a region already open is parsed whole.
+    pub fn stream_params(&mut self, on: bool) {
+        self.params_on = on;
+    }
+
     fn new(
         m: M,
         prefix: &str,
@@ -244,6 +266,11 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             malformed: Vec::new(),
             plain: false,
             output_start: 0,
+            params_on: false,
+            xml: None,
+            xml_params: Vec::new(),
+            xml_spare: None,
+            param_log: Vec::new(),
         };
         p.scan.set_budget(options.budget);
         if !t.trackers.tables.is_empty() {
@@ -324,15 +351,18 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         }
         self.raw.clear();
         self.values.clear();
+        self.param_log.clear();
         let start = self.pos;
         let end = start + text.len();
         self.body.push_str(text);
         self.raw.push(RawEvent::Chunk { field, start, end });
+        self.follow_params();
         self.pos = end;
         self.scan.skip_to(end);
         self.text.base = end;
         self.text.before = text.as_bytes().last().copied();
         Events {
+            params: &self.param_log,
             raw: &self.raw,
             malformed: &self.malformed,
             values: &self.values,
@@ -642,6 +672,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         }
         self.raw.clear();
         self.values.clear();
+        self.param_log.clear();
         let keep = if self.t.needs_history {
             0
         } else {
@@ -668,6 +699,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
 
     fn events<'a>(&'a self, src: Hay<'a>) -> Events<'a> {
         Events {
+            params: &self.param_log,
             raw: &self.raw,
             malformed: &self.malformed,
             values: &self.values,

@@ -73,13 +73,18 @@ pub enum Inst {
     /// backtracking (see `Vm::lazy_partial`); otherwise it is an ordinary
     /// lazy loop. `tail_len`: 0 if what follows is not a literal, 1 for a
     /// single literal character, more for a literal string (of that many
-    /// consecutive literal instructions starting at `tail`).
+    /// consecutive literal instructions starting at `tail`). `skip`: the
+    /// index in [`Program::lazy_skips`] of the bytes what follows can start
+    /// with, when that is known and the repeat is unbounded: outside
+    /// partial mode the repeat takes every character up to the next such
+    /// byte at once (what follows would fail at each of them).
     LazyOne {
         item: One,
         max: Option<u32>,
         tail: u32,
         tail_len: u32,
         memo: Option<u32>,
+        skip: Option<u32>,
     },
     /// Enter a lookaround; its body follows, and `next` is after its `LookEnd`.
     LookStart { negate: bool, next: u32 },
@@ -176,6 +181,8 @@ pub struct Program {
     pub start: StartScan,
     /// The module's "required string" (see [`Required`]).
     pub required: Option<Required>,
+    /// Byte sets of [`Inst::LazyOne`]'s `skip`.
+    pub lazy_skips: Cow<'static, [[u64; 4]]>,
 }
 
 /// Whether `b` is in a byte set such as [`Program::first_bytes`].
@@ -247,6 +254,7 @@ struct Compiler {
     reg_stack: Vec<u32>,
     memo_regs: Vec<Cow<'static, [u32]>>,
     joined: Vec<bool>,
+    lazy_skips: Vec<[u64; 4]>,
 }
 
 /// Compiles `node` (with `groups` capture groups besides group 0).
@@ -264,6 +272,7 @@ pub(crate) fn compile(node: &Node, groups: usize) -> Result<Program, RegexError>
         reg_stack: Vec::new(),
         memo_regs: Vec::new(),
         joined: Vec::new(),
+        lazy_skips: Vec::new(),
     };
     c.emit(node, false)?;
     c.push(Inst::Match)?;
@@ -287,6 +296,7 @@ pub(crate) fn compile(node: &Node, groups: usize) -> Result<Program, RegexError>
         anchored_start: anchored_start(node),
         start: start_scan(node),
         required: required_string(node),
+        lazy_skips: Cow::Owned(c.lazy_skips),
     })
 }
 
@@ -541,11 +551,68 @@ impl Compiler {
                     n += 1;
                 }
             }
-            if let Inst::LazyOne { tail, tail_len, .. } = &mut self.insts[pc] {
+            let skip = match self.insts[pc] {
+                Inst::LazyOne { max: None, .. } => self.continuation_bytes(pc + 1),
+                _ => None,
+            };
+            let skip = skip.map(|set| {
+                self.lazy_skips.push(set);
+                (self.lazy_skips.len() - 1) as u32
+            });
+            if let Inst::LazyOne {
+                tail,
+                tail_len,
+                skip: s,
+                ..
+            } = &mut self.insts[pc]
+            {
                 *tail = t as u32;
                 *tail_len = n as u32;
+                *s = skip;
             }
         }
+    }
+
+    /// The bytes that the code from `pc` must read first, when every path
+    /// from there starts with a character test (through group marks, jumps
+    /// and choices); `None` when some path may do anything else first (an
+    /// assertion, a lookaround, a loop register, the end of the pattern) or
+    /// when any byte will do.
+    fn continuation_bytes(&self, pc: usize) -> Option<[u64; 4]> {
+        let mut out = [false; 256];
+        let mut todo = vec![pc];
+        let mut seen = vec![false; self.insts.len()];
+        while let Some(pc) = todo.pop() {
+            if std::mem::replace(seen.get_mut(pc)?, true) {
+                continue;
+            }
+            match self.insts.get(pc)? {
+                Inst::Open { .. } | Inst::Close { .. } => todo.push(pc + 1),
+                Inst::Jmp(j) => todo.push(*j as usize),
+                Inst::Split { first, second, .. } => {
+                    todo.push(*first as usize);
+                    todo.push(*second as usize);
+                }
+                Inst::Char { c, rev: false } => lead_bytes(*c, *c, &mut out),
+                Inst::Class {
+                    class, rev: false, ..
+                } => {
+                    for &(a, b) in self.classes[*class as usize].ranges() {
+                        lead_bytes(a, b, &mut out);
+                    }
+                }
+                Inst::Fail => {}
+                _ => return None,
+            }
+        }
+        if out.iter().all(|&on| on) {
+            return None;
+        }
+        let mut set = [0u64; 4];
+        for (b, _) in out.iter().enumerate().filter(|(_, on)| **on) {
+            set[b / 64] |= 1 << (b % 64);
+        }
+        Some(set)
     }
 
     fn repeat(
@@ -620,6 +687,7 @@ impl Compiler {
                 tail: 0,
                 tail_len: 0,
                 memo,
+                skip: None,
             })?;
             return Ok(());
         }

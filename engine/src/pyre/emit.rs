@@ -135,6 +135,7 @@ impl Emit for Program {
             anchored_start,
             start,
             required,
+            lazy_skips,
         } = self;
         let mut tables = Tables::default();
         let insts = e.expr(insts);
@@ -164,6 +165,7 @@ impl Emit for Program {
             ("anchored_start", e.expr(anchored_start)),
             ("start", start_expr),
             ("required", required_expr),
+            ("lazy_skips", e.expr(lazy_skips)),
         ];
         e.struct_lit(out, "Program", &fields);
     }
@@ -242,6 +244,7 @@ impl Emit for Inst {
                 tail,
                 tail_len,
                 memo,
+                skip,
             } => (
                 "LazyOne",
                 vec![
@@ -250,6 +253,7 @@ impl Emit for Inst {
                     ("tail", e.expr(tail)),
                     ("tail_len", e.expr(tail_len)),
                     ("memo", e.expr(memo)),
+                    ("skip", e.expr(skip)),
                 ],
             ),
             Inst::LookStart { negate, next } => (

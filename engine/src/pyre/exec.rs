@@ -15,7 +15,7 @@
 
 use super::ast::{Assertion, Fold};
 use super::class::{is_word, same_ignoring_case};
-use super::compile::{Inst, One, Peek, Program, Required, StartScan};
+use super::compile::{Inst, One, Peek, Program, Required, StartScan, in_byte_set};
 
 /// The most steps one call may take.
 pub(crate) const STEP_BUDGET: u64 = 10_000_000;
@@ -913,6 +913,7 @@ impl<'p, 'h> Vm<'p, 'h> {
             max,
             tail,
             tail_len,
+            skip,
             ..
         } = self.prog.insts[pc as usize]
         else {
@@ -922,13 +923,47 @@ impl<'p, 'h> Vm<'p, 'h> {
             return self.lazy_partial(item, max, tail, tail_len, start, pos, count);
         }
         match self.next_char(pos) {
-            Some(c) if self.one_matches(item, c) => Extend::To(pos + c.len_utf8(), count + 1),
+            Some(c) if self.one_matches(item, c) => {
+                let to = pos + c.len_utf8();
+                match skip {
+                    Some(set) => Extend::To(self.lazy_skip(item, set, to), count + 1),
+                    None => Extend::To(to, count + 1),
+                }
+            }
             Some(_) => Extend::Fail,
             None => {
                 if self.mode == Mode::Incomplete {
                     self.hit_end = true;
                 }
                 Extend::Fail
+            }
+        }
+    }
+
+    /// From `pos`, past every character the repeated test accepts before
+    /// the next byte of `lazy_skips[set]` (what follows the repeat can
+    /// start only there, so trying it at each character in between would
+    /// fail): the repeat takes them at once. The count is not kept, as the
+    /// repeat is unbounded.
+    fn lazy_skip(&self, item: One, set: u32, pos: usize) -> usize {
+        let Some(set) = self.prog.lazy_skips.get(set as usize) else {
+            return pos;
+        };
+        let bytes = self.hay.as_bytes();
+        match item {
+            One::Any => bytes[pos..]
+                .iter()
+                .position(|&b| in_byte_set(set, b))
+                .map_or(bytes.len(), |i| pos + i),
+            _ => {
+                let mut p = pos;
+                while let Some(c) = self.next_char(p) {
+                    if in_byte_set(set, bytes[p]) || !self.one_matches(item, c) {
+                        break;
+                    }
+                    p += c.len_utf8();
+                }
+                p
             }
         }
     }

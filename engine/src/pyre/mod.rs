@@ -284,6 +284,21 @@ impl Regex {
         None
     }
 
+    /// Whether a match may start at byte offset `at` of `hay`, as far as the
+    /// pattern's first bytes tell (`true` when it has no such set); a
+    /// `false` is final whatever text follows, so a caller trying starts
+    /// one by one can skip there without running the matcher.
+    pub fn can_start_at(&self, hay: &str, at: usize) -> bool {
+        let prog = &self.inner.prog;
+        if prog.anchored_start && at > 0 {
+            return false;
+        }
+        match (&prog.first_bytes, hay.as_bytes().get(at)) {
+            (Some(fb), Some(&b)) => compile::in_byte_set(fb, b),
+            _ => true,
+        }
+    }
+
     /// Searches from `pos` in `mode`; `must_advance` rejects a match that is
     /// empty at `pos` (finditer after an empty match).
     fn search_mode(

@@ -756,6 +756,7 @@ fn static_programs_are_borrowed() {
         anchored_start: false,
         start: StartScan::None,
         required: None,
+        lazy_skips: Cow::Borrowed(&[]),
     };
     let r = Regex::from_static("", &[], 0, &EMPTY);
     assert!(std::ptr::eq(r.program(), &EMPTY));
@@ -913,6 +914,7 @@ mod codegen {
                 tail: 4,
                 tail_len: 1,
                 memo: Some(0),
+                skip: Some(0),
             },
             Inst::Split {
                 first: 1,
@@ -936,7 +938,8 @@ mod codegen {
                 "k::Inst::Assert(k::Assertion::End)",
                 "k::Inst::Backref { group: 1u32, fold: k::Fold::Ascii, rev: false, }",
                 "k::Inst::LazyOne { item: k::One::Class(2u32), max: ::core::option::Option::None, \
-                 tail: 4u32, tail_len: 1u32, memo: ::core::option::Option::Some(0u32), }",
+                 tail: 4u32, tail_len: 1u32, memo: ::core::option::Option::Some(0u32), \
+                 skip: ::core::option::Option::Some(0u32), }",
                 "k::Inst::Split { first: 1u32, second: 2u32, memo: ::core::option::Option::None, \
                  peek: k::Peek::End { body: 1u32, tail: 5u32, greedy: true, }, }",
                 "k::Inst::Match",
