@@ -253,6 +253,15 @@ HAND_JSON = [
 ]
 
 
+NON_ASCII_JSON = [
+    "é", "[é]", '["é", 1,]', '{"ключ": 1 2}', '{"ключ" 1}', '{"é": 1, é: 2}', '"😀\x01"', '"é\\x"',
+    '"é\\u12"', '"\\u12é"', '"é\\ud800\\u12é"', '"é\\ud83d\\ude00"', '[\n"é",\n 1 x]',
+    '"日本語', "[1, 2] é", '{"a":"😀😀"} x', '"é\\u', "1.5é", "-é", "nullé", "[1é]",
+    '"\\ud83d\\udeé0"', '"abc\\é"', '  \n 😀 ', '["😀",\n\n  "é"\n  "x"]', '{"😀": [1, {"é": tru}]}',
+    "\u00a0[]", '"\u2028"', '["é"]\n\n\u3000',
+]
+
+
 def strip_cases():
     out = [s for s in HAND_NUMBERS[:40]]
     out += ["".join(R.choice(SPACES + ["a", "é", "b c"]) for _ in range(R.randrange(0, 8))) for _ in range(150)]
@@ -560,6 +569,11 @@ def main():
     for case in field_cases():
         case["expect"] = run_case(case)
         out.append(case)
+    # Error positions count characters, not bytes: text that is not ASCII
+    # before (and inside) every kind of error. Last, so that the random
+    # cases above stay as they were.
+    for s in NON_ASCII_JSON:
+        out.append({"kind": "json", "input": s, "max_depth": depth, "expect": capture(lambda: json.loads(s))})
     sys.setrecursionlimit(20000)
     for case in out:
         print(json.dumps(case, ensure_ascii=False))

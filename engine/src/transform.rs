@@ -324,6 +324,121 @@ impl Node {
     }
 }
 
+/// [`finish_parsed`] without `tools=`: the same results and errors as the
+/// object model, on plain values.
+fn finish_plain(
+    value: Value,
+    transform: &Transform,
+    transform_each: bool,
+    captures: &[(String, String)],
+    field_name: &str,
+) -> Result<Value, FieldError> {
+    let capture_scope = || -> Map {
+        captures
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::Str(v.clone())))
+            .collect()
+    };
+    let mut uses = Vec::new();
+    transform.node.roots(&mut uses);
+    if !transform_each {
+        // `{**captures, "content": value}`
+        let mut scope = capture_scope();
+        scope.insert("content".to_owned(), value);
+        return transform.node.apply_plain(&mut scope, &uses);
+    }
+    let Value::List(items) = value else {
+        return Err(PyErr::value(format!(
+            "Field '{field_name}': transform_each requires the parsed content to be a list, got {}.",
+            value.type_name()
+        )));
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        let Value::Map(item) = item else {
+            return Err(PyErr::value(format!(
+                "Field '{field_name}': transform_each requires each list element to be a dict, got {}.",
+                item.type_name()
+            )));
+        };
+        // `{**captures, **item}`
+        let mut scope = capture_scope();
+        for (k, v) in item {
+            scope.insert(k, v);
+        }
+        out.push(transform.node.apply_plain(&mut scope, &uses)?);
+    }
+    Ok(Value::List(out))
+}
+
+impl Node {
+    /// The roots of the placeholders, once per use (`{content}` twice:
+    /// twice).
+    fn roots<'n>(&'n self, out: &mut Vec<&'n str>) {
+        match self {
+            Node::Map(entries) => entries.iter().for_each(|(_, n)| n.roots(out)),
+            Node::List(items) => items.iter().for_each(|n| n.roots(out)),
+            Node::Placeholder { root, .. } => out.push(root),
+            Node::Literal(_) | Node::TooDeep => {}
+        }
+    }
+
+    /// [`Node::apply`] on plain values: placeholders copy what they point
+    /// at, or move it when `uses` says theirs is the only reference to a
+    /// whole scope entry.
+    fn apply_plain(&self, scope: &mut Map, uses: &[&str]) -> Result<Value, PyErr> {
+        match self {
+            Node::Map(entries) => {
+                let mut out = Map::with_capacity(entries.len());
+                for (k, v) in entries {
+                    out.insert(k.clone(), v.apply_plain(scope, uses)?);
+                }
+                Ok(Value::Map(out))
+            }
+            Node::List(items) => Ok(Value::List(
+                items
+                    .iter()
+                    .map(|n| n.apply_plain(scope, uses))
+                    .collect::<Result<_, _>>()?,
+            )),
+            Node::Literal(v) => Ok(v.clone()),
+            Node::TooDeep => Err(PyErr::recursion("")),
+            Node::Placeholder { path, root, keys } => {
+                let once =
+                    keys.is_empty() && uses.iter().filter(|r| **r == root.as_str()).count() == 1;
+                let Some(slot) = scope.get_mut(root) else {
+                    return Err(PyErr::key_error_str(&format!(
+                        "transform placeholder '{{{path}}}' is not defined. Available: {}",
+                        sorted_repr(scope.keys())
+                    )));
+                };
+                if once {
+                    return Ok(std::mem::replace(slot, Value::Null));
+                }
+                let mut value: &Value = slot;
+                for key in keys {
+                    let Value::Map(d) = value else {
+                        return Err(PyErr::value(format!(
+                            "transform placeholder '{{{path}}}' cannot index into {} at '{key}'",
+                            value.type_name()
+                        )));
+                    };
+                    value = match d.get(key) {
+                        Some(v) => v,
+                        None => {
+                            return Err(PyErr::value(format!(
+                                "transform placeholder '{{{path}}}' is missing key '{key}'. Available: {}",
+                                sorted_repr(d.keys())
+                            )));
+                        }
+                    };
+                }
+                Ok(value.clone())
+            }
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // process_field
 
@@ -399,6 +514,12 @@ pub fn finish_parsed(
             None => Ok(value),
         };
     };
+    if tools.is_none() {
+        // Without coercion nothing mutates a dict in place, so object
+        // identity cannot show: the transform is applied to the values
+        // themselves (a placeholder used once moves its value).
+        return finish_plain(value, transform, transform_each, captures, field_name);
+    }
     let capture_scope = || -> IndexMap<String, Obj> {
         captures
             .iter()

@@ -4,7 +4,9 @@
 //! lenient than RFC 8259 in some places (`NaN`, `Infinity`, `-Infinity`,
 //! integers of any size) and has its own error positions and messages; this
 //! module reproduces both. Positions count characters (code points), as
-//! Python's do.
+//! Python's do. The scanner reads bytes (everything it decides on is ASCII,
+//! and runs of string text are copied whole); an error's byte offset is
+//! turned into a character position only when the error is reported.
 //!
 //! Known divergence: a `\uXXXX` escape of a lone surrogate (one not forming a
 //! high+low pair) decodes in Python to a string holding that surrogate, which
@@ -99,13 +101,14 @@ pub fn json_loads(s: &str) -> Result<Value, JsonError> {
 /// more than `max_depth` deep raise `RecursionError`. The reference's limit
 /// depends on how deep its call stack already is where it calls `json.loads`.
 pub fn json_loads_with_depth(s: &str, max_depth: usize) -> Result<Value, JsonError> {
-    let chars: Vec<char> = s.chars().collect();
-    let decode = |msg: &'static str, pos: usize| {
+    let decode = |msg: &'static str, at: usize| {
+        // Byte offset to Python's character index; then
         // lineno = doc.count('\n', 0, pos) + 1; colno = pos - doc.rfind('\n', 0, pos)
-        let before = &chars[..pos.min(chars.len())];
-        let lineno = before.iter().filter(|&&c| c == '\n').count() + 1;
-        let colno = match before.iter().rposition(|&c| c == '\n') {
-            Some(nl) => pos - nl,
+        let before = s.get(..at.min(s.len())).unwrap_or(s);
+        let pos = before.chars().count();
+        let lineno = before.bytes().filter(|&b| b == b'\n').count() + 1;
+        let colno = match before.rfind('\n') {
+            Some(nl) => pos - before[..nl].chars().count(),
             None => pos + 1,
         };
         JsonError::Decode {
@@ -115,11 +118,12 @@ pub fn json_loads_with_depth(s: &str, max_depth: usize) -> Result<Value, JsonErr
             colno,
         }
     };
-    if chars.first() == Some(&'\u{feff}') {
+    if s.starts_with('\u{feff}') {
         return Err(decode("Unexpected UTF-8 BOM (decode using utf-8-sig)", 0));
     }
     let scanner = Scanner {
-        s: &chars,
+        text: s,
+        s: s.as_bytes(),
         max_depth,
     };
     let start = scanner.skip_ws(0);
@@ -140,7 +144,7 @@ pub fn json_loads_with_depth(s: &str, max_depth: usize) -> Result<Value, JsonErr
         }
     };
     let end = scanner.skip_ws(end);
-    if end != chars.len() {
+    if end != s.len() {
         return Err(decode("Extra data", end));
     }
     Ok(value)
@@ -159,20 +163,23 @@ enum Fail {
     IntTooLong(usize),
 }
 
-/// The decoder's state: the text as characters, so that every index is a
-/// Python string index and the C code's index arithmetic carries over as is.
+/// The decoder's state. Indices are byte offsets into the text; the C
+/// code's index arithmetic carries over because every character it steps
+/// over one at a time is ASCII (a non-ASCII character is only ever part of
+/// a run of string text, or where an error is reported).
 struct Scanner<'a> {
-    s: &'a [char],
+    text: &'a str,
+    s: &'a [u8],
     max_depth: usize,
 }
 
 /// `IS_WHITESPACE` in `_json.c` and `WHITESPACE` in `decoder.py`.
-fn is_ws(c: char) -> bool {
-    matches!(c, ' ' | '\t' | '\n' | '\r')
+fn is_ws(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | b'\r')
 }
 
 impl Scanner<'_> {
-    fn at(&self, i: usize) -> Option<char> {
+    fn at(&self, i: usize) -> Option<u8> {
         self.s.get(i).copied()
     }
 
@@ -184,9 +191,7 @@ impl Scanner<'_> {
     }
 
     fn has(&self, i: usize, word: &str) -> bool {
-        word.chars()
-            .enumerate()
-            .all(|(k, c)| self.at(i + k) == Some(c))
+        self.s.get(i..i + word.len()) == Some(word.as_bytes())
     }
 
     /// `scan_once_unicode` and the array/object parsers it recurses into,
@@ -203,15 +208,15 @@ impl Scanner<'_> {
         loop {
             // A value is expected at `idx`.
             let (mut value, mut end) = match self.at(idx) {
-                Some(c @ ('{' | '[')) => {
+                Some(c @ (b'{' | b'[')) => {
                     if stack.len() >= self.max_depth {
-                        return Err(Fail::Recursion(if c == '{' { "object" } else { "array" }));
+                        return Err(Fail::Recursion(if c == b'{' { "object" } else { "array" }));
                     }
                     let inner = self.skip_ws(idx + 1);
                     match (c, self.at(inner)) {
-                        ('{', Some('}')) => (Value::Map(Map::new()), inner + 1),
-                        ('[', Some(']')) => (Value::List(Vec::new()), inner + 1),
-                        ('{', _) => {
+                        (b'{', Some(b'}')) => (Value::Map(Map::new()), inner + 1),
+                        (b'[', Some(b']')) => (Value::List(Vec::new()), inner + 1),
+                        (b'{', _) => {
                             let (key, next) = self.object_key(inner)?;
                             stack.push(Open::Object(Map::new(), key));
                             idx = next;
@@ -235,13 +240,13 @@ impl Scanner<'_> {
                 let close = match open {
                     Open::Array(items) => {
                         items.push(value);
-                        ']'
+                        b']'
                     }
                     Open::Object(map, key) => {
                         // A repeated key keeps its first position and takes
                         // the new value, as a Python dict assignment does.
                         map.insert(std::mem::take(key), value);
-                        '}'
+                        b'}'
                     }
                 };
                 let at = self.skip_ws(end);
@@ -254,7 +259,7 @@ impl Scanner<'_> {
                     end = at + 1;
                     continue;
                 }
-                if self.at(at) != Some(',') {
+                if self.at(at) != Some(b',') {
                     return Err(Fail::Decode("Expecting ',' delimiter", at));
                 }
                 let after = self.skip_ws(at + 1);
@@ -274,7 +279,7 @@ impl Scanner<'_> {
     /// In an object, at `idx`: a key, the `:` and the whitespace after it.
     /// Returns the key and the index where its value should start.
     fn object_key(&self, idx: usize) -> Result<(String, usize), Fail> {
-        if self.at(idx) != Some('"') {
+        if self.at(idx) != Some(b'"') {
             return Err(Fail::Decode(
                 "Expecting property name enclosed in double quotes",
                 idx,
@@ -282,7 +287,7 @@ impl Scanner<'_> {
         }
         let (key, next) = self.scan_string(idx + 1)?;
         let colon = self.skip_ws(next);
-        if self.at(colon) != Some(':') {
+        if self.at(colon) != Some(b':') {
             return Err(Fail::Decode("Expecting ':' delimiter", colon));
         }
         Ok((key, self.skip_ws(colon + 1)))
@@ -294,16 +299,16 @@ impl Scanner<'_> {
             return Err(Fail::Stop(idx));
         };
         match c {
-            '"' => {
+            b'"' => {
                 let (s, end) = self.scan_string(idx + 1)?;
                 return Ok((Value::Str(s), end));
             }
-            'n' if self.has(idx, "null") => return Ok((Value::Null, idx + 4)),
-            't' if self.has(idx, "true") => return Ok((Value::Bool(true), idx + 4)),
-            'f' if self.has(idx, "false") => return Ok((Value::Bool(false), idx + 5)),
-            'N' if self.has(idx, "NaN") => return Ok((Value::Float(f64::NAN), idx + 3)),
-            'I' if self.has(idx, "Infinity") => return Ok((Value::Float(f64::INFINITY), idx + 8)),
-            '-' if self.has(idx, "-Infinity") => {
+            b'n' if self.has(idx, "null") => return Ok((Value::Null, idx + 4)),
+            b't' if self.has(idx, "true") => return Ok((Value::Bool(true), idx + 4)),
+            b'f' if self.has(idx, "false") => return Ok((Value::Bool(false), idx + 5)),
+            b'N' if self.has(idx, "NaN") => return Ok((Value::Float(f64::NAN), idx + 3)),
+            b'I' if self.has(idx, "Infinity") => return Ok((Value::Float(f64::INFINITY), idx + 8)),
+            b'-' if self.has(idx, "-Infinity") => {
                 return Ok((Value::Float(f64::NEG_INFINITY), idx + 9));
             }
             _ => {}
@@ -317,36 +322,36 @@ impl Scanner<'_> {
         let len = self.s.len();
         let digit = |i: usize| self.at(i).is_some_and(|c| c.is_ascii_digit());
         let mut idx = start;
-        if self.at(idx) == Some('-') {
+        if self.at(idx) == Some(b'-') {
             idx += 1;
             if idx >= len {
                 return Err(Fail::Stop(start));
             }
         }
         match self.at(idx) {
-            Some('1'..='9') => {
+            Some(b'1'..=b'9') => {
                 idx += 1;
                 while digit(idx) {
                     idx += 1;
                 }
             }
-            Some('0') => idx += 1,
+            Some(b'0') => idx += 1,
             _ => return Err(Fail::Stop(start)),
         }
         let mut is_float = false;
         // `idx < end_idx`: a '.', 'e' or sign is only looked at when another
         // character follows it.
-        if idx + 1 < len && self.at(idx) == Some('.') && digit(idx + 1) {
+        if idx + 1 < len && self.at(idx) == Some(b'.') && digit(idx + 1) {
             is_float = true;
             idx += 2;
             while digit(idx) {
                 idx += 1;
             }
         }
-        if idx + 1 < len && matches!(self.at(idx), Some('e' | 'E')) {
+        if idx + 1 < len && matches!(self.at(idx), Some(b'e' | b'E')) {
             let e_start = idx;
             idx += 1;
-            if idx + 1 < len && matches!(self.at(idx), Some('-' | '+')) {
+            if idx + 1 < len && matches!(self.at(idx), Some(b'-' | b'+')) {
                 idx += 1;
             }
             while digit(idx) {
@@ -358,15 +363,16 @@ impl Scanner<'_> {
                 idx = e_start;
             }
         }
-        let text: String = self.s[start..idx].iter().collect();
+        // The literal is ASCII: a char boundary on both sides.
+        let text = &self.text[start..idx];
         if is_float {
             // PyFloat_FromString on an ASCII literal cannot fail.
-            let f = parse_float(&text).unwrap_or(f64::NAN);
+            let f = parse_float(text).unwrap_or(f64::NAN);
             return Ok((Value::Float(f), idx));
         }
         let (negative, digits) = match text.strip_prefix('-') {
             Some(d) => (true, d),
-            None => (false, text.as_str()),
+            None => (false, text),
         };
         if digits.len() > INT_MAX_STR_DIGITS {
             return Err(Fail::IntTooLong(digits.len()));
@@ -381,42 +387,43 @@ impl Scanner<'_> {
         let begin = end - 1;
         let mut out = String::new();
         loop {
-            let mut next = end;
-            let mut c = None;
-            while next < len {
-                let d = self.s[next];
-                if d == '"' || d == '\\' {
-                    c = Some(d);
-                    break;
-                }
-                if (d as u32) <= 0x1f {
-                    return Err(Fail::Decode("Invalid control character at", next));
-                }
-                next += 1;
-            }
-            let Some(c) = c else {
+            // The run up to the next quote, backslash or control character
+            // (all ASCII: the run ends on a char boundary).
+            let Some(off) = self.s[end..]
+                .iter()
+                .position(|&d| d == b'"' || d == b'\\' || d <= 0x1f)
+            else {
                 return Err(Fail::Decode("Unterminated string starting at", begin));
             };
-            out.extend(&self.s[end..next]);
+            let mut next = end + off;
+            let c = self.s[next];
+            if c <= 0x1f {
+                return Err(Fail::Decode("Invalid control character at", next));
+            }
+            if out.is_empty() && c == b'"' {
+                // The common case: no escape at all.
+                return Ok((self.text[end..next].to_owned(), next + 1));
+            }
+            out.push_str(&self.text[end..next]);
             next += 1;
-            if c == '"' {
+            if c == b'"' {
                 return Ok((out, next));
             }
             if next == len {
                 return Err(Fail::Decode("Unterminated string starting at", begin));
             }
             let esc = self.s[next];
-            if esc != 'u' {
+            if esc != b'u' {
                 end = next + 1;
                 let ch = match esc {
-                    '"' => '"',
-                    '\\' => '\\',
-                    '/' => '/',
-                    'b' => '\u{8}',
-                    'f' => '\u{c}',
-                    'n' => '\n',
-                    'r' => '\r',
-                    't' => '\t',
+                    b'"' => '"',
+                    b'\\' => '\\',
+                    b'/' => '/',
+                    b'b' => '\u{8}',
+                    b'f' => '\u{c}',
+                    b'n' => '\n',
+                    b'r' => '\r',
+                    b't' => '\t',
                     _ => return Err(Fail::Decode("Invalid \\escape", end - 2)),
                 };
                 out.push(ch);
@@ -432,8 +439,8 @@ impl Scanner<'_> {
                 .ok_or(Fail::Decode("Invalid \\uXXXX escape", end - 5))?;
             if (0xd800..=0xdbff).contains(&code)
                 && end + 6 < len
-                && self.s[end] == '\\'
-                && self.s[end + 1] == 'u'
+                && self.s[end] == b'\\'
+                && self.s[end + 1] == b'u'
             {
                 let low = self
                     .hex4(end + 2)
@@ -452,7 +459,7 @@ impl Scanner<'_> {
     fn hex4(&self, i: usize) -> Option<u32> {
         let mut v = 0;
         for k in 0..4 {
-            v = (v << 4) | self.at(i + k)?.to_digit(16)?;
+            v = (v << 4) | char::from(self.at(i + k)?).to_digit(16)?;
         }
         Some(v)
     }
