@@ -114,9 +114,7 @@ impl Value {
             Value::Null => out.push_str("null"),
             Value::Bool(true) => out.push_str("true"),
             Value::Bool(false) => out.push_str("false"),
-            Value::Int(i) => {
-                let _ = write!(out, "{i}");
-            }
+            Value::Int(i) => push_i64(out, *i),
             Value::BigInt(n) => {
                 let in_u64 = n.sign() != num_bigint::Sign::Minus && u64::try_from(n).is_ok();
                 match style {
@@ -241,6 +239,27 @@ pub fn python_float_repr(f: f64) -> String {
     out
 }
 
+/// Appends `i` in decimal (what `write!(out, "{i}")` writes, without the
+/// formatting machinery: tool-call arguments are full of small integers).
+fn push_i64(out: &mut String, i: i64) {
+    let mut buf = [0u8; 20];
+    let mut at = buf.len();
+    let mut n = i.unsigned_abs();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if i < 0 {
+        out.push('-');
+    }
+    // Only ASCII digits were written.
+    out.push_str(std::str::from_utf8(&buf[at..]).unwrap_or_default());
+}
+
 /// Writes a JSON string literal, escaping only what JSON requires (as
 /// `json.dumps(..., ensure_ascii=False)` does).
 pub fn write_json_str(out: &mut String, s: &str) {
@@ -341,6 +360,25 @@ impl From<&serde_json::Value> for Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integers_are_written_as_python_writes_them() {
+        for i in [
+            0,
+            7,
+            -7,
+            10,
+            -10,
+            1234567890,
+            i64::MAX,
+            i64::MIN,
+            i64::MIN + 1,
+        ] {
+            let mut out = String::new();
+            Value::Int(i).write_json(&mut out, NonFinite::Python);
+            assert_eq!(out, i.to_string());
+        }
+    }
 
     #[test]
     fn float_repr_matches_python() {

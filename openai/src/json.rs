@@ -215,6 +215,7 @@ impl JsonReader {
     /// they are, and the caller may append them to call [`JsonReader::call`]'s
     /// arguments itself, giving the reader only the rest. The most common
     /// piece of a streaming tool call takes this path.
+    #[inline]
     pub(crate) fn plain_prefix(&self, text: &str) -> usize {
         match self.state {
             State::Str {
@@ -229,6 +230,7 @@ impl JsonReader {
     }
 
     /// The index of the call the reader is in.
+    #[inline]
     pub(crate) fn call(&self) -> usize {
         match self.stack[..self.depth].first() {
             Some(f) if self.targets.each && !f.obj => f.count,

@@ -239,6 +239,7 @@ impl Packed {
         self.parts.clear();
     }
 
+    #[inline]
     fn push_text(&mut self, text: &str) -> (usize, usize) {
         let start = self.arena.len();
         self.arena.push_str(text);
@@ -247,6 +248,7 @@ impl Packed {
 
     /// A fragment of `kind`'s text: it joins the last part when that is a
     /// fragment of the same kind, otherwise it starts a part.
+    #[inline]
     fn fragment(&mut self, kind: Part, text: &str) {
         if self.extend_last(kind, text) {
             return;
@@ -262,6 +264,7 @@ impl Packed {
 
     /// Appends `text` to the last part when it is a fragment of the same
     /// kind (its text ends the arena); `false` when there is none.
+    #[inline]
     fn extend_last(&mut self, kind: Part, text: &str) -> bool {
         let end = self.arena.len();
         let grown = match (self.parts.last_mut(), kind) {
@@ -291,9 +294,11 @@ struct PackSink<'p> {
 }
 
 impl DeltaSink for PackSink<'_> {
+    #[inline]
     fn content(&mut self, text: &str) {
         self.packed.fragment(Part::Content(0, 0), text);
     }
+    #[inline]
     fn reasoning(&mut self, text: &str) {
         if !self.omit_reasoning {
             self.packed.fragment(Part::Reasoning(0, 0), text);
@@ -304,6 +309,7 @@ impl DeltaSink for PackSink<'_> {
         let name = self.packed.push_text(name);
         self.packed.parts.push(Part::CallOpen { index, id, name });
     }
+    #[inline]
     fn call_args(&mut self, index: u32, text: &str) {
         self.packed.fragment(
             Part::CallArgs {
@@ -633,12 +639,12 @@ fn deliver<S: DeltaSink>(
 ) -> Result<(), Error> {
     let params = events.params();
     let mut next = 0;
-    for (k, ev) in events.iter().enumerate() {
+    for (k, ev) in events.iter_indexed().enumerate() {
         while let Some(p) = params.get(next).filter(|p| p.after <= k) {
             deltas.param(p, out);
             next += 1;
         }
-        deltas.event(ev, out)?;
+        deltas.event_indexed(ev, out)?;
     }
     for p in &params[next..] {
         deltas.param(p, out);

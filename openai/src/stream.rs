@@ -241,6 +241,15 @@ impl TextState {
     }
 }
 
+/// What a field is to the deltas.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kind {
+    Calls,
+    Content,
+    Reasoning,
+    Other,
+}
+
 /// One tool call, from its first sign to its last fragment.
 #[derive(Clone, Debug, Default)]
 struct Call {
@@ -303,6 +312,8 @@ pub struct Deltas {
     /// The reader of JSON tool-call regions, kept from region to region so
     /// that its buffers are reused.
     reader: Option<JsonReader>,
+    /// Per field of the template (by index), what it is to the deltas.
+    kinds: Vec<Kind>,
     /// The tool-call field, when its `xml-inline` regions are read as they
     /// stream (the parser then reports their parameters: [`Deltas::param`]).
     xml_field: Option<u16>,
@@ -374,7 +385,20 @@ impl Deltas {
             .and_then(|c| template.field_index(&c.field))
             .filter(|&i| template.fields()[i].content.xml_stream().is_some())
             .and_then(|i| u16::try_from(i).ok());
+        let kind_of = |name: &str| {
+            if shape.calls.as_ref().is_some_and(|c| c.field == name) {
+                Kind::Calls
+            } else if shape.content.as_ref().is_some_and(|c| c.field == name) {
+                Kind::Content
+            } else if shape.reasoning.as_ref().is_some_and(|c| c.field == name) {
+                Kind::Reasoning
+            } else {
+                Kind::Other
+            }
+        };
+        let kinds = template.fields().iter().map(|f| kind_of(&f.name)).collect();
         Ok(Deltas {
+            kinds,
             reader,
             xml_field,
             content: shape.content.clone().map(TextState::new),
@@ -405,10 +429,12 @@ impl Deltas {
         self.opened > 0
     }
 
+    #[inline]
     fn is_calls(&self, field: &str) -> bool {
         self.shape.calls.as_ref().is_some_and(|c| c.field == field)
     }
 
+    #[inline]
     fn text_of(&mut self, field: &str) -> Option<(&mut TextState, bool)> {
         if let Some(c) = self.content.as_mut().filter(|c| c.shape.field == field) {
             return Some((c, false));
@@ -419,6 +445,7 @@ impl Deltas {
             .map(|r| (r, true))
     }
 
+    #[inline]
     fn push_text<S: DeltaSink + ?Sized>(&mut self, reasoning: bool, text: &str, out: &mut S) {
         if text.is_empty() {
             return;
@@ -445,13 +472,61 @@ impl Deltas {
         out: &mut S,
     ) -> Result<(), Error> {
         let field = event.field();
-        if self.is_calls(field) {
-            return self.call_event(event, out);
-        }
+        let kind = if self.is_calls(field) {
+            Kind::Calls
+        } else {
+            match self.text_of(field) {
+                Some((_, true)) => Kind::Reasoning,
+                Some((_, false)) => Kind::Content,
+                None => Kind::Other,
+            }
+        };
+        self.dispatch(kind, event.map_field(|_| ()), out)
+    }
+
+    /// [`Deltas::event`] for an event whose field is an index into the
+    /// template's fields (`Events::iter_indexed`): no name is compared.
+    pub fn event_indexed<S: DeltaSink + ?Sized>(
+        &mut self,
+        event: Event<'_, u16>,
+        out: &mut S,
+    ) -> Result<(), Error> {
+        let kind = match event {
+            Event::RegionOpen { field }
+            | Event::RegionChunk { field, .. }
+            | Event::RegionClose { field, .. }
+            | Event::RegionMalformed { field, .. } => self
+                .kinds
+                .get(usize::from(field))
+                .copied()
+                .unwrap_or(Kind::Other),
+            // An event kind this layer does not know changes nothing.
+            _ => Kind::Other,
+        };
+        self.dispatch(kind, event.map_field(|_| ()), out)
+    }
+
+    fn dispatch<S: DeltaSink + ?Sized>(
+        &mut self,
+        kind: Kind,
+        event: Event<'_, ()>,
+        out: &mut S,
+    ) -> Result<(), Error> {
+        let reasoning = match kind {
+            Kind::Calls => return self.call_event(event, out),
+            Kind::Other => return Ok(()),
+            Kind::Reasoning => true,
+            Kind::Content => false,
+        };
         let exact = self.options.text == crate::TextMode::Exact;
         let mut text = std::mem::take(&mut self.text);
         text.clear();
-        let Some((state, reasoning)) = self.text_of(field) else {
+        let state = if reasoning {
+            self.reasoning.as_mut()
+        } else {
+            self.content.as_mut()
+        };
+        let Some(state) = state else {
             self.text = text;
             return Ok(());
         };
@@ -521,7 +596,7 @@ impl Deltas {
 
     fn call_event<S: DeltaSink + ?Sized>(
         &mut self,
-        event: Event<'_>,
+        event: Event<'_, ()>,
         out: &mut S,
     ) -> Result<(), Error> {
         if self.options.text == crate::TextMode::Exact && !self.shape().repeats {
@@ -629,6 +704,7 @@ impl Deltas {
     /// Takes the start of `text` that the reader would only copy into the
     /// arguments (see [`JsonReader::plain_prefix`]), sends it if its call
     /// can send, and says how many bytes it took.
+    #[inline]
     fn plain_args<S: DeltaSink + ?Sized>(&mut self, text: &str, out: &mut S) -> usize {
         let (Some(region), Some(reader)) = (&self.region, &self.reader) else {
             return 0;
@@ -647,6 +723,7 @@ impl Deltas {
     /// Appends decided text to call `i`'s arguments and sends what became
     /// sendable, as [`Deltas::send`] would (argument text alone never opens
     /// a call, so only this call can have anything new to send).
+    #[inline]
     fn append_args<S: DeltaSink + ?Sized>(&mut self, i: usize, text: &str, out: &mut S) {
         let c = &mut self.calls[i];
         c.args.push_str(text);
@@ -727,6 +804,7 @@ impl Deltas {
     }
 
     /// The JSON reader, while it follows the open region.
+    #[inline]
     fn reader_mut(&mut self) -> Option<&mut JsonReader> {
         match &self.region {
             Some(r) if r.reads => self.reader.as_mut(),

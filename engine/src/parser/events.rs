@@ -142,6 +142,13 @@ impl<'p> Events<'p> {
         self.params
     }
 
+    /// The events, in order, with their fields as indices into
+    /// [`Template::fields`] (no name looked up: for layers that keep their
+    /// own table per field).
+    pub fn iter_indexed(&self) -> impl Iterator<Item = Event<'p, u16>> + '_ {
+        self.raw.iter().map(|r| self.indexed(*r))
+    }
+
     /// The events, in order.
     pub fn iter(&self) -> impl Iterator<Item = Event<'p>> + '_ {
         self.raw.iter().map(|r| self.event(*r))
