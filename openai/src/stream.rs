@@ -120,6 +120,81 @@ fn write_arguments(arguments: Option<&Value>, out: &mut String) {
     }
 }
 
+/// Whether `text` is exactly what [`write_arguments`] writes for
+/// `arguments`, found without writing it: strings, keys, integers and
+/// punctuation are compared in place; other scalars are written to
+/// `scratch` first.
+fn arguments_are(arguments: Option<&Value>, text: &str, scratch: &mut String) -> bool {
+    match arguments {
+        Some(Value::Str(s)) => s == text,
+        None => text == "{}",
+        Some(v) => {
+            let mut rest = text.as_bytes();
+            same_json(v, &mut rest, scratch) && rest.is_empty()
+        }
+    }
+}
+
+/// Consumes from `rest` the JSON text `Value::write_json` writes for `v`
+/// (Python's spelling); `false` at the first difference.
+fn same_json(v: &Value, rest: &mut &[u8], scratch: &mut String) -> bool {
+    fn lit(rest: &mut &[u8], s: &[u8]) -> bool {
+        match rest.strip_prefix(s) {
+            Some(r) => {
+                *rest = r;
+                true
+            }
+            None => false,
+        }
+    }
+    fn string(rest: &mut &[u8], s: &str) -> bool {
+        if !lit(rest, b"\"") {
+            return false;
+        }
+        // The common case: nothing to escape, compared as one slice.
+        if !s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+            return lit(rest, s.as_bytes()) && lit(rest, b"\"");
+        }
+        let mut escaped = String::new();
+        write_json_str(&mut escaped, s);
+        lit(rest, &escaped.as_bytes()[1..])
+    }
+    match v {
+        Value::Str(s) => string(rest, s),
+        Value::List(items) => {
+            if !lit(rest, b"[") {
+                return false;
+            }
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 && !lit(rest, b", ") || !same_json(item, rest, scratch) {
+                    return false;
+                }
+            }
+            lit(rest, b"]")
+        }
+        Value::Map(map) => {
+            if !lit(rest, b"{") {
+                return false;
+            }
+            for (i, (k, item)) in map.iter().enumerate() {
+                if i > 0 && !lit(rest, b", ")
+                    || !string(rest, k)
+                    || !lit(rest, b": ")
+                    || !same_json(item, rest, scratch)
+                {
+                    return false;
+                }
+            }
+            lit(rest, b"}")
+        }
+        scalar => {
+            scratch.clear();
+            scalar.write_json(scratch, NonFinite::Python);
+            lit(rest, scratch.as_bytes())
+        }
+    }
+}
+
 /// A tool call of a message's value, borrowed: what
 /// [`ToolCall::from_value`] reads, without copying the arguments.
 struct CallRef<'a> {
@@ -1047,16 +1122,20 @@ impl Deltas {
         }
         let mut want = std::mem::take(&mut self.want);
         want.clear();
-        write_arguments(fin.arguments, &mut want);
-        let c = &mut self.calls[i];
+        let c = &self.calls[i];
+        let streamed = !c.fallback && c.args_done && c.hold.is_none();
         // The whole text the call's arguments get: the reader's, when it read
         // them all and they mean the parsed value; otherwise the value's.
-        // (Equal text is the common case; reading it back is only needed
-        // where it differs, e.g. a key the model wrote twice.)
-        let keep = !c.fallback
-            && c.args_done
-            && c.hold.is_none()
-            && (c.args == want || json_loads(&c.args).is_ok_and(|v| arguments_text(&v) == want));
+        // (Equal text is the common case, checked without writing the
+        // value's; reading the text back is only needed where it differs,
+        // e.g. a key the model wrote twice.)
+        let same = streamed && arguments_are(fin.arguments, &c.args, &mut self.text);
+        if !same {
+            write_arguments(fin.arguments, &mut want);
+        }
+        let c = &mut self.calls[i];
+        let keep =
+            same || streamed && json_loads(&c.args).is_ok_and(|v| arguments_text(&v) == want);
         if !keep {
             // `c.args` becomes the value's text; `want` holds what was read.
             std::mem::swap(&mut c.args, &mut want);
@@ -1214,5 +1293,44 @@ impl Deltas {
             self.finish_call(i, fin, out)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `arguments_are` agrees with writing the text, on texts that are and
+    /// are not the value's.
+    #[test]
+    fn arguments_are_compared_as_they_would_be_written() {
+        let values = [
+            r#"{"a": 1, "b": [true, null, -0.5, 1e300], "c": {"d": "x\ny\"z\\é😀"}}"#,
+            r#"{"k": NaN, "big": 123456789012345678901234567890, "f": 3.0}"#,
+            r#"[1, "two", {"three": []}]"#,
+            r#"{"": {}, "e": ""}"#,
+            r#""a string the model wrote""#,
+        ];
+        let mut scratch = String::new();
+        for json in values {
+            let v = json_loads(json).unwrap();
+            let mut text = String::new();
+            write_arguments(Some(&v), &mut text);
+            assert!(arguments_are(Some(&v), &text, &mut scratch), "{text}");
+            for cut in [1, text.len() / 2, text.len().saturating_sub(1)] {
+                if text.is_char_boundary(cut) {
+                    assert!(!arguments_are(Some(&v), &text[..cut], &mut scratch));
+                }
+            }
+            let mut longer = text.clone();
+            longer.push(' ');
+            assert!(!arguments_are(Some(&v), &longer, &mut scratch));
+            let spaced = text.replace(", ", ",");
+            if spaced != text {
+                assert!(!arguments_are(Some(&v), &spaced, &mut scratch));
+            }
+        }
+        assert!(arguments_are(None, "{}", &mut scratch));
+        assert!(!arguments_are(None, "{ }", &mut scratch));
     }
 }
