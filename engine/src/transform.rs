@@ -347,6 +347,25 @@ fn finish_plain(
         scope.insert("content".to_owned(), value);
         return transform.node.apply_plain(&mut scope, &uses);
     }
+    let out = each_item(value, field_name, |item| {
+        // `{**captures, **item}`
+        let mut scope = capture_scope();
+        for (k, v) in item {
+            scope.insert(k, v);
+        }
+        transform.node.apply_plain(&mut scope, &uses)
+    })?;
+    Ok(Value::List(out))
+}
+
+/// `transform_each`: `f` of each element of `value`, which must be a list
+/// of dicts (the reference's errors otherwise, raised when the element is
+/// reached, after the earlier elements' transforms).
+fn each_item<T>(
+    value: Value,
+    field_name: &str,
+    mut f: impl FnMut(Map) -> Result<T, PyErr>,
+) -> Result<Vec<T>, PyErr> {
     let Value::List(items) = value else {
         return Err(PyErr::value(format!(
             "Field '{field_name}': transform_each requires the parsed content to be a list, got {}.",
@@ -361,14 +380,9 @@ fn finish_plain(
                 item.type_name()
             )));
         };
-        // `{**captures, **item}`
-        let mut scope = capture_scope();
-        for (k, v) in item {
-            scope.insert(k, v);
-        }
-        out.push(transform.node.apply_plain(&mut scope, &uses)?);
+        out.push(f(item)?);
     }
-    Ok(Value::List(out))
+    Ok(out)
 }
 
 impl Node {
@@ -527,28 +541,14 @@ pub fn finish_parsed(
             .collect()
     };
     let out = if transform_each {
-        let Value::List(items) = value else {
-            return Err(PyErr::value(format!(
-                "Field '{field_name}': transform_each requires the parsed content to be a list, got {}.",
-                value.type_name()
-            )));
-        };
-        let mut out = Vec::with_capacity(items.len());
-        for item in items {
-            let Value::Map(item) = item else {
-                return Err(PyErr::value(format!(
-                    "Field '{field_name}': transform_each requires each list element to be a dict, got {}.",
-                    item.type_name()
-                )));
-            };
+        Obj::List(each_item(value, field_name, |item| {
             // `{**captures, **item}`
             let mut scope = capture_scope();
             for (k, v) in item {
                 scope.insert(k, Obj::from_value(v));
             }
-            out.push(transform.node.apply(&scope)?);
-        }
-        Obj::List(out)
+            transform.node.apply(&scope)
+        })?)
     } else {
         // `{**captures, "content": value}`
         let mut scope = capture_scope();

@@ -1,26 +1,14 @@
 //! Lenient mode against strict mode: identical where the output is valid,
 //! and nothing lost where it is not.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{read_cases, root, template_of};
+use std::path::PathBuf;
 
 use proptest::prelude::*;
 use retort_engine::conformance::{Runner, field, run_case_with, run_session, strict_equal};
 use retort_engine::{OwnedEvent, ParserOptions, Template, Value};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
-        .to_path_buf()
-}
-
-fn read_cases(path: &Path) -> Vec<Value> {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| retort_engine::py::json_loads_with_depth(l, usize::MAX).expect("a JSON case"))
-        .collect()
-}
 
 /// The case files, each with the directory its named templates are in.
 fn case_files() -> Vec<(PathBuf, PathBuf)> {
@@ -52,18 +40,6 @@ fn case_files() -> Vec<(PathBuf, PathBuf)> {
         files.extend(here.into_iter().map(|f| (f, templates.clone())));
     }
     files
-}
-
-fn template_of(case: &Value, templates: &Path) -> Option<Template> {
-    match field(case, "template")? {
-        Value::Str(name) => {
-            let json = std::fs::read_to_string(templates.join(format!("{name}.json")))
-                .unwrap_or_else(|e| panic!("template {name}: {e}"));
-            Template::from_json(&json).ok()
-        }
-        v @ Value::Map(_) => Template::from_value(v).ok(),
-        _ => None,
-    }
 }
 
 /// Runs cases through lenient parsers.

@@ -3,37 +3,12 @@
 //! events and errors) for every case and chunking, and the parameters it
 //! reports must be the region's, in the text's order.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{read_cases, root, template_of};
 
 use retort_engine::conformance::{Runner, field, run_case_with, run_session, strict_equal};
 use retort_engine::{Event, ParserOptions, Template, Value};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
-        .to_path_buf()
-}
-
-fn read_cases(path: &Path) -> Vec<Value> {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| retort_engine::py::json_loads_with_depth(l, usize::MAX).expect("a JSON case"))
-        .collect()
-}
-
-fn template_of(case: &Value, templates: &Path) -> Option<Template> {
-    match field(case, "template")? {
-        Value::Str(name) => {
-            let json = std::fs::read_to_string(templates.join(format!("{name}.json")))
-                .unwrap_or_else(|e| panic!("template {name}: {e}"));
-            Template::from_json(&json).ok()
-        }
-        v @ Value::Map(_) => Template::from_value(v).ok(),
-        _ => None,
-    }
-}
 
 /// Parsers with `stream_params` on.
 struct Streamed<'t>(&'t Template);
