@@ -364,11 +364,15 @@ struct Region {
 /// Turns a parser's events into [`Delta`]s: the core behind chunks and
 /// Responses events, for run-time and compiled parsers alike.
 ///
-/// Feed it every event ([`Deltas::event`]; a compiled parser's typed events
-/// through `.untyped()`), then after each call to the parser what is open
+/// Feed it every event ([`Deltas::event`], or [`Deltas::event_indexed`]
+/// with `Events::iter_indexed`; a compiled parser's typed events through
+/// `.untyped()`), then after each call to the parser what is open
 /// ([`Deltas::open_region`], from `parser.open_region()` — for a compiled
 /// parser `parser.engine().open_region()`), and at the end the message
-/// ([`Deltas::finish`]).
+/// ([`Deltas::finish`]). When [`Deltas::wants_params`] says so, turn on the
+/// parser's `stream_params` and give each of a call's `Events::params` to
+/// [`Deltas::param`] among the events, after the first `Param::after` of
+/// them. [`crate::ChunkStream`] does all of this.
 #[derive(Clone, Debug)]
 pub struct Deltas {
     shape: Shape,
