@@ -850,8 +850,8 @@ pub struct XmlStream {
     steps_per_byte: u64,
 }
 
-/// Why an [`XmlStream`] cannot follow a region (the caller then takes the
-/// region's value at its close).
+/// Why a parameter stream ([`XmlStream`], [`KvStream`]) cannot follow a
+/// region (the caller then takes the region's value at its close).
 #[derive(Clone, Debug, PartialEq)]
 pub enum XmlStreamError {
     /// A match was empty (`finditer`'s empty-match rules are not followed
@@ -862,7 +862,136 @@ pub enum XmlStreamError {
     Parse(ContentError),
 }
 
+/// A `kv-lines` region read as it streams: each line's parameter as soon
+/// as the line separator after it has arrived (or, splitting on
+/// whitespace, the whitespace after the item). The lines of the text so far
+/// are lines of the whole text (a separator found stays one, more text only
+/// adds separators after it), so each is read as `_kv_lines` reads it:
+/// stripped, skipped when empty or without `kv_sep`, split at the first
+/// `kv_sep`, its value given to the value parser. Written in order,
+/// repeated keys included, the parameters load to the parser's dict.
+#[derive(Clone, Debug)]
+pub struct KvStream {
+    args: KvArgs,
+    /// Where the next line starts.
+    pos: usize,
+}
+
+impl KvStream {
+    /// Ready for a new region's text.
+    pub fn reset(&mut self) {
+        self.pos = 0;
+    }
+
+    /// As [`XmlStream::advance`]: the parameters of the lines of `body`
+    /// now complete (all of them when `complete`).
+    pub fn advance(
+        &mut self,
+        body: &str,
+        complete: bool,
+        out: &mut Vec<(String, Value)>,
+    ) -> Result<(), XmlStreamError> {
+        loop {
+            let rest = &body[self.pos..];
+            let (line, next) = match &self.args.line_sep {
+                LineSep::Str(sep) => match rest.find(sep.as_str()) {
+                    Some(i) => (&rest[..i], self.pos + i + sep.len()),
+                    None if complete => (rest, body.len()),
+                    None => return Ok(()),
+                },
+                LineSep::Whitespace => {
+                    let item = rest.trim_start_matches(py::is_space);
+                    let start = body.len() - item.len();
+                    match item.find(py::is_space) {
+                        Some(i) => (&item[..i], start + i),
+                        None if complete => (item, body.len()),
+                        None => return Ok(()),
+                    }
+                }
+                LineSep::Fails(e) => return Err(XmlStreamError::Parse(e.clone())),
+            };
+            self.pos = next;
+            self.line(line, out)?;
+            if complete && self.pos >= body.len() {
+                return Ok(());
+            }
+        }
+    }
+
+    /// One line, as `_kv_lines` reads it.
+    fn line(&self, line: &str, out: &mut Vec<(String, Value)>) -> Result<(), XmlStreamError> {
+        let a = &self.args;
+        let strip = |s: &str| -> String { if a.strip { py::strip(s) } else { s }.to_owned() };
+        let line = strip(line);
+        if line.is_empty() {
+            return Ok(());
+        }
+        let kv_sep = a
+            .kv_sep
+            .as_ref()
+            .map_err(|e| XmlStreamError::Parse(e.clone()))?;
+        if kv_sep.is_empty() {
+            return Err(XmlStreamError::Parse(PyErr::value("empty separator")));
+        }
+        let Some((k, v)) = line.split_once(kv_sep.as_str()) else {
+            return Ok(());
+        };
+        let value = a
+            .value_parser
+            .run(Input::Str(&strip(v)), JSON_MAX_DEPTH)
+            .map_err(XmlStreamError::Parse)?;
+        out.push((strip(k), value));
+        Ok(())
+    }
+}
+
+/// A region read as it streams: `xml-inline` or `kv-lines`
+/// ([`ContentSpec::param_stream`]).
+#[derive(Clone, Debug)]
+pub enum ParamStream {
+    /// An `xml-inline` region.
+    Xml(XmlStream),
+    /// A `kv-lines` region.
+    Kv(KvStream),
+}
+
+impl ParamStream {
+    /// Ready for a new region's text.
+    pub fn reset(&mut self) {
+        match self {
+            ParamStream::Xml(x) => x.reset(),
+            ParamStream::Kv(k) => k.reset(),
+        }
+    }
+
+    /// The parameters of `body` now decided (see [`XmlStream::advance`]).
+    pub fn advance(
+        &mut self,
+        body: &str,
+        complete: bool,
+        out: &mut Vec<(String, Value)>,
+    ) -> Result<(), XmlStreamError> {
+        match self {
+            ParamStream::Xml(x) => x.advance(body, complete, out),
+            ParamStream::Kv(k) => k.advance(body, complete, out),
+        }
+    }
+}
+
 impl ContentSpec {
+    /// A [`ParamStream`] for this parser: `xml-inline` as
+    /// [`ContentSpec::xml_stream`] allows, and `kv-lines`.
+    pub fn param_stream(&self) -> Option<ParamStream> {
+        match &self.parser {
+            Parser::XmlInline(_) => self.xml_stream().map(ParamStream::Xml),
+            Parser::KvLines(args) => Some(ParamStream::Kv(KvStream {
+                args: (**args).clone(),
+                pos: 0,
+            })),
+            _ => None,
+        }
+    }
+
     /// An [`XmlStream`] for this parser: `Some` for `xml-inline` without
     /// `merge_duplicates`, with a compiled tag pattern that has a `key` group.
     pub fn xml_stream(&self) -> Option<XmlStream> {

@@ -41,8 +41,9 @@ pub(crate) struct CallShape {
     pub repeats: bool,
     /// The streaming JSON reader can follow the content.
     pub json: bool,
-    /// The content is `xml-inline` and is the whole arguments of one call:
-    /// parameters stream as they are decided (`XmlStream`).
+    /// The content is `xml-inline` or `kv-lines` and is the whole arguments
+    /// of one call: parameters stream as the parser decides them
+    /// (`Parser::stream_params`).
     pub xml: bool,
     pub name: Source,
     pub id: Source,
@@ -153,7 +154,7 @@ fn call_shape(f: &FieldSummary) -> CallShape {
         ),
         _ => return later,
     };
-    let xml = f.content == "xml-inline"
+    let xml = (f.content == "xml-inline" || f.content == "kv-lines")
         && !each
         && matches!(&args, Source::Json(path) if path.is_empty());
     CallShape {

@@ -462,7 +462,7 @@ impl Deltas {
             .as_ref()
             .filter(|c| c.xml)
             .and_then(|c| template.field_index(&c.field))
-            .filter(|&i| template.fields()[i].content.xml_stream().is_some())
+            .filter(|&i| template.fields()[i].content.param_stream().is_some())
             .and_then(|i| u16::try_from(i).ok());
         let kind_of = |name: &str| {
             if shape.calls.as_ref().is_some_and(|c| c.field == name) {

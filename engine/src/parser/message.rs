@@ -35,7 +35,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     }
 
     /// A region of field `f` opened: with [`Parser::stream_params`], an
-    /// `xml-inline` region is read as it streams.
+    /// `xml-inline` or `kv-lines` region is read as it streams.
     pub(super) fn start_params(&mut self, f: u16) {
         self.xml_params.clear();
         if !self.params_on {
@@ -46,7 +46,10 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                 x.reset();
                 Some(x)
             }
-            _ => self.t.fields[f as usize].content.xml_stream().map(Box::new),
+            _ => self.t.fields[f as usize]
+                .content
+                .param_stream()
+                .map(Box::new),
         };
     }
 

@@ -25,7 +25,7 @@
 //! raw text. After an error the parser refuses further input with the same
 //! error.
 
-use crate::content::XmlStream;
+use crate::content::ParamStream;
 pub use crate::error::{ParseError, ParseErrorKind};
 use crate::event::{Event, OwnedEvent};
 use crate::machine::Machine;
@@ -151,10 +151,10 @@ pub struct Parser<'t, M = &'t Template> {
     /// [`Parser::stream_params`]).
     params_on: bool,
     /// The open region's parameter stream, and its parameters so far.
-    xml: Option<Box<XmlStream>>,
+    xml: Option<Box<ParamStream>>,
     xml_params: Vec<(String, Value)>,
     /// The last region's stream, for the next region of the same field.
-    xml_spare: Option<(u16, Box<XmlStream>)>,
+    xml_spare: Option<(u16, Box<ParamStream>)>,
     /// This call's decided parameters, for [`Events::params`].
     param_log: Vec<Param>,
 }
@@ -221,8 +221,8 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         Parser::new(m, prefix, schemas, options)
     }
 
-    /// Reads `xml-inline` regions as they stream (those without
-    /// `merge_duplicates`): each parameter is reported in the call's
+    /// Reads `xml-inline` regions (those without `merge_duplicates`) and
+    /// `kv-lines` regions as they stream: each parameter is reported in the call's
     /// [`Events::params`] as soon as no later text can change it, and the
     /// region's value is built from them at its close, which is then the
     /// same as parsing its whole text. For layers that stream tool-call
