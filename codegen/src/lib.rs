@@ -40,6 +40,7 @@
 
 mod builder;
 mod diagnostic;
+mod lower;
 pub mod machine;
 mod module;
 pub mod types;

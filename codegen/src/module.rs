@@ -1,10 +1,11 @@
 //! One template → one Rust module.
 
+use crate::lower::Lowering;
 use crate::types::{self, Member, Model, Presence, Ty};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 use retort::Template;
-use retort::emit::Emitter;
+use retort::lit::ToLit;
 use std::str::FromStr;
 
 /// How to write a module.
@@ -22,8 +23,10 @@ pub struct ModuleOptions {
     pub track_path: Option<String>,
 }
 
-fn parse_tokens(text: &str, what: &str) -> Result<TokenStream, String> {
-    TokenStream::from_str(text).map_err(|e| format!("retort-codegen wrote invalid {what}: {e}"))
+/// The private API's path under the runtime crate the user named.
+fn private_path(crate_path: &str) -> Result<syn::Path, String> {
+    let text = format!("{}::__private", crate_path.trim_end_matches("::"));
+    syn::parse_str(&text).map_err(|e| format!("`{crate_path}` is not a crate path: {e}"))
 }
 
 /// The module's name for a template file (`qwen3-coder.json` →
@@ -137,15 +140,15 @@ fn str_access(m: &Member) -> TokenStream {
 /// Generates the module for `template` (already validated).
 pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream, String> {
     let kr_str = format!("{}::__private", opts.crate_path.trim_end_matches("::"));
-    let kr = parse_tokens(&kr_str, "crate path")?;
+    let kr = private_path(&opts.crate_path)?;
+    let kr = quote!(#kr);
     let model = types::derive(template);
 
     // The compiled template: automata as statics, the rest as code. Inside
     // the module the runtime's private API goes by a short alias.
-    let mut e = Emitter::new("__rt");
-    let assemble = e.expr(template);
-    let statics = parse_tokens(&e.statics().join("\n"), "statics")?;
-    let assemble = parse_tokens(&assemble, "template expression")?;
+    let mut lowering = Lowering::new(quote!(__rt));
+    let assemble = lowering.expr(&template.to_lit());
+    let statics = lowering.statics();
 
     let machine = crate::machine::generate(template, &quote!(__rt), quote!(template()));
 
@@ -254,7 +257,7 @@ pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream
             const _: () = __rt::COMPAT_0_1;
             #track
 
-            #statics
+            #(#statics)*
 
             /// The compiled template, put together once per process from its
             /// static automata (nothing is parsed or compiled).

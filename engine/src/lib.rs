@@ -22,11 +22,11 @@
 #[cfg(feature = "dynamic")]
 pub mod conformance;
 pub mod content;
-#[cfg(feature = "codegen")]
-#[doc(hidden)]
-pub mod emit;
 pub mod error;
 pub mod event;
+#[cfg(feature = "codegen")]
+#[doc(hidden)]
+pub mod lit;
 pub mod machine;
 pub mod parser;
 pub mod py;

@@ -42,15 +42,6 @@ pub fn map(entries: Vec<(String, Value)>) -> Map {
     entries.into_iter().collect()
 }
 
-/// The map inside a `Value::Map` (anything else gives an empty map; the
-/// generator only writes maps here).
-pub fn defaults_map(value: Value) -> Map {
-    match value {
-        Value::Map(m) => m,
-        _ => Map::new(),
-    }
-}
-
 /// An integer beyond `i64`, from its decimal digits (as the generator
 /// writes it; anything unreadable becomes `None`).
 pub fn big_int(digits: &str) -> Value {
@@ -137,7 +128,7 @@ const fn leb128(bytes: &[u8], at: &mut usize) -> u64 {
 }
 
 /// Decodes a run-length encoded `u32` table at compile time (generated
-/// statics use it; see `emit::rle_u32`). Input that runs short leaves the
+/// statics use it; see `lit::rle_u32`). Input that runs short leaves the
 /// rest zero (the dead state) and extra runs are ignored; the generator
 /// always writes exactly `N` entries.
 pub const fn u32_table<const N: usize>(bytes: &[u8]) -> [u32; N] {

@@ -49,8 +49,6 @@ mod ast;
 mod class;
 mod compile;
 mod dfa;
-#[cfg(feature = "codegen")]
-mod emit;
 mod exec;
 mod parse;
 #[cfg(test)]

@@ -770,13 +770,7 @@ fn static_programs_are_borrowed() {
 #[cfg(feature = "codegen")]
 mod codegen {
     use super::*;
-    use crate::emit::Emitter;
-
-    fn emitted(p: &str) -> (String, Vec<String>) {
-        let mut e = Emitter::new("::retort::__private");
-        let expr = re(p).emit_static(&mut e);
-        (expr, e.statics().to_vec())
-    }
+    use crate::lit::{IntTy, Lit, Ty, regex_lit};
 
     /// The runtime names generated code reaches through `__private`.
     const PRIVATE_NAMES: &[&str] = &[
@@ -794,120 +788,97 @@ mod codegen {
         "StartScan",
     ];
 
+    fn statics(lit: &Lit) -> Vec<(Ty, Lit)> {
+        let mut out = Vec::new();
+        lit.walk(&mut |l| {
+            if let Lit::Static(ty, init) = l {
+                out.push((ty.clone(), (**init).clone()));
+            }
+        });
+        out
+    }
+
     #[test]
-    fn emitted_programs_are_deterministic_and_const() {
+    fn programs_are_deterministic_and_const() {
         for p in STATIC_PATTERNS {
-            let (expr, statics) = emitted(p);
-            assert_eq!((expr.clone(), statics.clone()), emitted(p), "{p:?}");
-            let text = format!("{expr}\n{}", statics.join("\n"));
-            for banned in ["Vec", "vec!", "Box", "String", "to_owned", "Owned"] {
-                assert!(!text.contains(banned), "{p:?} emits {banned}: {text}");
-            }
-            // Every runtime path is one the code generator re-exports.
-            for (i, _) in text.match_indices("::retort::__private::") {
-                let rest = &text[i + "::retort::__private::".len()..];
-                let name: String = rest
-                    .chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                    .collect();
-                assert!(PRIVATE_NAMES.contains(&name.as_str()), "{p:?}: {name}");
-            }
-            // Brackets balance (outside char and string literals).
-            let mut depth = 0i64;
-            let mut chars = text.chars().peekable();
-            while let Some(c) = chars.next() {
-                match c {
-                    '(' | '[' | '{' => depth += 1,
-                    ')' | ']' | '}' => depth -= 1,
-                    '\\' => {
-                        chars.next();
-                    }
-                    '"' => {
-                        while let Some(c) = chars.next() {
-                            match c {
-                                '\\' => {
-                                    chars.next();
-                                }
-                                '"' => break,
-                                _ => {}
-                            }
-                        }
-                    }
-                    '\'' => {
-                        // A char literal: skip to its closing quote.
-                        while let Some(c) = chars.next() {
-                            match c {
-                                '\\' => {
-                                    chars.next();
-                                }
-                                '\'' => break,
-                                _ => {}
-                            }
-                        }
-                    }
-                    _ => {}
+            let lit = regex_lit(&re(p));
+            assert_eq!(lit, regex_lit(&re(p)), "{p:?}");
+            let mut program = None;
+            lit.walk(&mut |l| match l {
+                // Owned data cannot be in a `static`.
+                Lit::Vec(_) | Lit::String(_) => panic!("{p:?} builds owned data: {l:?}"),
+                Lit::Item(path) | Lit::Call(path, _) | Lit::Struct(path, _) => {
+                    let name = path.split("::").next().unwrap();
+                    assert!(PRIVATE_NAMES.contains(&name), "{p:?}: {path}");
                 }
-                assert!(depth >= 0, "{p:?}: {text}");
-            }
-            assert_eq!(depth, 0, "{p:?}: {text}");
-            let program = statics.last().expect("the program is hoisted last");
+                Lit::Static(Ty::Item("Program"), init) => program = Some(init.clone()),
+                _ => {}
+            });
             assert!(
-                program.starts_with("static RETORT_STATIC_")
-                    && program.contains(
-                        ": ::retort::__private::Program = ::retort::__private::Program { "
-                    ),
-                "{program}"
+                matches!(program.as_deref(), Some(Lit::Struct("Program", _))),
+                "{p:?}: {lit:?}"
             );
         }
     }
 
     #[test]
-    fn emit_static_calls_from_static() {
-        let (expr, statics) = emitted(r"(?P<key>\w+)=(?P<value>[^;]*)");
-        let program = statics.last().unwrap();
-        let name = &program["static ".len()..program.find(':').unwrap()];
+    fn regex_lit_calls_from_static() {
+        let r = re(r"(?P<key>\w+)=(?P<value>[^;]*)");
+        let Lit::Call("Regex::from_static", args) = regex_lit(&r) else {
+            panic!("not a from_static call");
+        };
+        assert_eq!(args[0], Lit::Str(r"(?P<key>\w+)=(?P<value>[^;]*)".into()));
         assert_eq!(
-            expr,
-            format!(
-                "::retort::__private::Regex::from_static(\"(?P<key>\\\\w+)=(?P<value>[^;]*)\", \
-                 &[(\"key\",1usize),(\"value\",2usize)], 2usize, &{name})"
+            args[1],
+            Lit::Ref(Box::new(Lit::Array(vec![
+                Lit::Tuple(vec![Lit::Str("key".into()), Lit::Int(1, IntTy::Usize)]),
+                Lit::Tuple(vec![Lit::Str("value".into()), Lit::Int(2, IntTy::Usize)]),
+            ])))
+        );
+        assert_eq!(args[2], Lit::Int(2, IntTy::Usize));
+        assert!(
+            matches!(&args[3], Lit::Ref(s) if matches!(**s, Lit::Static(Ty::Item("Program"), _)))
+        );
+    }
+
+    #[test]
+    fn long_range_tables_are_statics() {
+        // `\w` is both a class of the program and its search scan: two
+        // identical statics, which the code generator writes once.
+        let ranges: Vec<(Ty, Lit)> = statics(&regex_lit(&re(r"\w+x")))
+            .into_iter()
+            .filter(|(ty, _)| matches!(ty, Ty::Array(t, _) if matches!(**t, Ty::Tuple(_))))
+            .collect();
+        assert_eq!(ranges.len(), 2, "{ranges:?}");
+        assert_eq!(ranges[0], ranges[1]);
+        // Short classes stay inline.
+        let short = statics(&regex_lit(&re("[a-c]+x")));
+        assert_eq!(short.len(), 1, "{short:?}");
+    }
+
+    #[test]
+    fn instructions_and_assertions_are_built_by_name() {
+        use crate::lit::ToLit;
+        let u32_ = |v| Lit::Int(v, IntTy::U32);
+        assert_eq!(
+            Inst::Char { c: '\'', rev: true }.to_lit(),
+            Lit::Struct(
+                "Inst::Char",
+                vec![("c", Lit::Char('\'')), ("rev", Lit::Bool(true))]
             )
         );
-        let (expr, _) = emitted("a");
-        assert!(expr.contains(", &[], 0usize, &RETORT_STATIC_0)"), "{expr}");
-    }
-
-    #[test]
-    fn long_range_tables_are_hoisted_once() {
-        // `\w` is both a class of the program and its search scan.
-        let (_, statics) = emitted(r"\w+x");
-        assert_eq!(statics.len(), 2, "{statics:?}");
-        assert!(statics[0].starts_with("static RETORT_STATIC_0: [(char, char); "));
+        assert_eq!(Inst::Jmp(3).to_lit(), Lit::Call("Inst::Jmp", vec![u32_(3)]));
         assert_eq!(
-            statics[1]
-                .matches("Cow::Borrowed(&RETORT_STATIC_0)")
-                .count(),
-            2
+            Inst::Assert(Assertion::WordBoundary { ascii: false }).to_lit(),
+            Lit::Call(
+                "Inst::Assert",
+                vec![Lit::Struct(
+                    "Assertion::WordBoundary",
+                    vec![("ascii", Lit::Bool(false))]
+                )]
+            )
         );
-        // Short classes stay inline.
-        let (_, statics) = emitted("[a-c]+x");
-        assert_eq!(statics.len(), 1);
-        assert!(statics[0].contains("ranges: ::retort::__private::Cow::Borrowed(&[('a','c')])"));
-    }
-
-    #[test]
-    fn instructions_and_assertions_are_written_by_name() {
-        let mut e = Emitter::new("k");
-        let insts = [
-            Inst::Char { c: '\'', rev: true },
-            Inst::Jmp(3),
-            Inst::Assert(Assertion::WordBoundary { ascii: false }),
-            Inst::Assert(Assertion::End),
-            Inst::Backref {
-                group: 1,
-                fold: Fold::Ascii,
-                rev: false,
-            },
+        assert_eq!(
             Inst::LazyOne {
                 item: One::Class(2),
                 max: None,
@@ -915,39 +886,22 @@ mod codegen {
                 tail_len: 1,
                 memo: Some(0),
                 skip: Some(0),
-            },
-            Inst::Split {
-                first: 1,
-                second: 2,
-                memo: None,
-                peek: Peek::End {
-                    body: 1,
-                    tail: 5,
-                    greedy: true,
-                },
-            },
-            Inst::Match,
-        ];
-        let text: Vec<String> = insts.iter().map(|i| e.expr(i)).collect();
-        assert_eq!(
-            text,
-            [
-                "k::Inst::Char { c: '\\'', rev: true, }",
-                "k::Inst::Jmp(3u32)",
-                "k::Inst::Assert(k::Assertion::WordBoundary { ascii: false, })",
-                "k::Inst::Assert(k::Assertion::End)",
-                "k::Inst::Backref { group: 1u32, fold: k::Fold::Ascii, rev: false, }",
-                "k::Inst::LazyOne { item: k::One::Class(2u32), max: ::core::option::Option::None, \
-                 tail: 4u32, tail_len: 1u32, memo: ::core::option::Option::Some(0u32), \
-                 skip: ::core::option::Option::Some(0u32), }",
-                "k::Inst::Split { first: 1u32, second: 2u32, memo: ::core::option::Option::None, \
-                 peek: k::Peek::End { body: 1u32, tail: 5u32, greedy: true, }, }",
-                "k::Inst::Match",
-            ]
+            }
+            .to_lit(),
+            Lit::Struct(
+                "Inst::LazyOne",
+                vec![
+                    ("item", Lit::Call("One::Class", vec![u32_(2)])),
+                    ("max", Lit::Option(None)),
+                    ("tail", u32_(4)),
+                    ("tail_len", u32_(1)),
+                    ("memo", Lit::some(u32_(0))),
+                    ("skip", Lit::some(u32_(0))),
+                ]
+            )
         );
-        assert_eq!(
-            e.expr(&ClassKind::NegChar),
-            "k::ClassKind::NegChar".to_owned()
-        );
+        assert_eq!(Inst::Match.to_lit(), Lit::Item("Inst::Match"));
+        assert_eq!(ClassKind::NegChar.to_lit(), Lit::Item("ClassKind::NegChar"));
+        assert_eq!(Fold::Ascii.to_lit(), Lit::Item("Fold::Ascii"));
     }
 }
