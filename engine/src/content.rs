@@ -296,6 +296,12 @@ impl ContentSpec {
         self.run(Input::Str(text), JSON_MAX_DEPTH)
     }
 
+    /// Whether the parser's value is the region's text itself (stripped or
+    /// not), so that [`ContentSpec::parse_owned`] moves the text into it.
+    pub fn keeps_text(&self) -> bool {
+        matches!(self.parser, Parser::Text { .. })
+    }
+
     /// [`ContentSpec::parse`] of a text the caller gives up: plain text
     /// becomes the value without a copy. On error the text is handed back.
     pub fn parse_owned(&self, text: String) -> Result<Value, (ContentError, String)> {

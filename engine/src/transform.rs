@@ -456,33 +456,6 @@ impl Node {
 // ---------------------------------------------------------------------------
 // process_field
 
-/// [`finish_region`] of a body the caller gives up: a plain-text region
-/// without a transform becomes its value without a copy. On error the body
-/// is handed back.
-pub fn finish_region_owned(
-    content: &ContentSpec,
-    transform: Option<&Transform>,
-    transform_each: bool,
-    body: String,
-    captures: &[(String, String)],
-    field_name: &str,
-    tools: Option<&ToolSchemas>,
-) -> Result<Value, (FieldError, String)> {
-    if transform.is_none() && tools.is_none_or(|t| t.is_empty()) {
-        return content.parse_owned(body);
-    }
-    finish_region(
-        content,
-        transform,
-        transform_each,
-        &body,
-        captures,
-        field_name,
-        tools,
-    )
-    .map_err(|e| (e, body))
-}
-
 /// The reference's `process_field` followed by its tool-call coercion: parse
 /// `body` with `content`, apply `transform` (per element with
 /// `transform_each`) with the region's named `captures` in scope, then, if

@@ -190,19 +190,31 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                 self.tools.as_ref(),
             )
             .map_err(|e| self.field_error(&field.name, e.to_string()))?,
-            None => finish_region_owned(
+            // Text kept as it is becomes the value: the body moves into it.
+            None if field.transform.is_none()
+                && self.tools.as_ref().is_none_or(|t| t.is_empty())
+                && field.content.keeps_text() =>
+            {
+                field
+                    .content
+                    .parse_owned(std::mem::take(&mut self.body))
+                    .map_err(|(e, body)| {
+                        self.body = body;
+                        self.field_error(&field.name, e.to_string())
+                    })?
+            }
+            // Anything else is read from the body, which keeps its buffer
+            // for the next region (no allocation per region).
+            None => finish_region(
                 &field.content,
                 field.transform.as_ref(),
                 field.transform_each,
-                std::mem::take(&mut self.body),
+                &self.body,
                 &self.captures,
                 &field.name,
                 self.tools.as_ref(),
             )
-            .map_err(|(e, body)| {
-                self.body = body;
-                self.field_error(&field.name, e.to_string())
-            })?,
+            .map_err(|e| self.field_error(&field.name, e.to_string()))?,
         };
         let name = &field.name;
         let existing = self.output.get_index_of(name);

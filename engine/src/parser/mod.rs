@@ -35,7 +35,7 @@ use crate::scan::stream::{
     ByteSet, Decision, Hay, Kind, ScanError, StreamScan, Watch, WatchSet, named_groups,
 };
 use crate::template::Template;
-use crate::transform::{ToolSchemas, finish_parsed, finish_region_owned};
+use crate::transform::{ToolSchemas, finish_parsed, finish_region};
 use crate::typed::FieldId;
 use crate::value::{Map, Value};
 
