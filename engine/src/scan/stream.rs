@@ -802,12 +802,17 @@ impl StreamScan {
         let len = hay.end();
         let from = self.frontier.max(hay.base);
         let bytes = &hay.text.as_bytes()[from - hay.base..];
-        self.bytes_read += bytes.len() as u64;
         self.lit_hold = None;
         if eos {
             self.ended = true;
         }
         let hit = specialised(bytes, eos).unwrap_or_else(|| set.search(ws, bytes, eos));
+        // What the search read: up to the end of a match, else all of it
+        // (a held partial literal is read again when the rest arrives).
+        self.bytes_read += match hit {
+            LiteralHit::Found { at, len: n, .. } => (at + n).min(bytes.len()),
+            LiteralHit::Partial(_) | LiteralHit::Nothing => bytes.len(),
+        } as u64;
         match hit {
             LiteralHit::Found { at, len: n, entry } => {
                 let start = from + at;
