@@ -30,12 +30,12 @@ pub mod lit;
 pub mod machine;
 pub mod parser;
 pub mod py;
-pub mod pyre;
+pub use retort_pyre as pyre;
 pub mod scan;
 pub mod template;
 pub mod transform;
 pub mod typed;
-pub mod unicode_tables;
+pub use retort_pyre::unicode_tables;
 pub mod value;
 
 pub use error::{ParseError, ParseErrorKind};

@@ -303,3 +303,173 @@ impl ToLit for Fold {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lit::{IntTy, Lit, Ty};
+    use crate::pyre::Regex;
+
+    fn re(p: &str) -> Regex {
+        Regex::new(p).unwrap_or_else(|e| panic!("{p}: {e}"))
+    }
+
+    /// Patterns that between them use every kind of instruction, class and
+    /// assertion a program can hold.
+    const STATIC_PATTERNS: &[&str] = &[
+        "abc",
+        "a.c",
+        r"[^\[]+?",
+        r"\d{2,4}\s*\S",
+        "(?i)straße",
+        r"(?ia)k\w",
+        r"\p{Greek}+",
+        "(?:ab){2,}?c",
+        "(?:a|bc)*d",
+        r"(?<=[{,])(\w+):",
+        "(?<!a)b",
+        "foo(?=bar)",
+        r"(?i)(\w+) \1",
+        "(?>a+)b",
+        "a++b",
+        r"(?m)^x$",
+        r"\bword\b",
+        r"\mfoo\M",
+        r"\Aa\Z",
+        r"\Gx",
+        "(*FAIL)|z",
+        r"(?P<key>\w+)=(?P<value>[^;]*)",
+    ];
+
+    /// The runtime names generated code reaches through `__private`.
+    const PRIVATE_NAMES: &[&str] = &[
+        "Assertion",
+        "Class",
+        "ClassKind",
+        "Cow",
+        "Fold",
+        "Inst",
+        "One",
+        "Peek",
+        "Program",
+        "Regex",
+        "Required",
+        "StartScan",
+    ];
+
+    fn statics(lit: &Lit) -> Vec<(Ty, Lit)> {
+        let mut out = Vec::new();
+        lit.walk(&mut |l| {
+            if let Lit::Static(ty, init) = l {
+                out.push((ty.clone(), (**init).clone()));
+            }
+        });
+        out
+    }
+
+    #[test]
+    fn programs_are_deterministic_and_const() {
+        for p in STATIC_PATTERNS {
+            let lit = regex_lit(&re(p));
+            assert_eq!(lit, regex_lit(&re(p)), "{p:?}");
+            let mut program = None;
+            lit.walk(&mut |l| match l {
+                // Owned data cannot be in a `static`.
+                Lit::Vec(_) | Lit::String(_) => panic!("{p:?} builds owned data: {l:?}"),
+                Lit::Item(path) | Lit::Call(path, _) | Lit::Struct(path, _) => {
+                    let name = path.split("::").next().unwrap();
+                    assert!(PRIVATE_NAMES.contains(&name), "{p:?}: {path}");
+                }
+                Lit::Static(Ty::Item("Program"), init) => program = Some(init.clone()),
+                _ => {}
+            });
+            assert!(
+                matches!(program.as_deref(), Some(Lit::Struct("Program", _))),
+                "{p:?}: {lit:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn regex_lit_calls_from_static() {
+        let r = re(r"(?P<key>\w+)=(?P<value>[^;]*)");
+        let Lit::Call("Regex::from_static", args) = regex_lit(&r) else {
+            panic!("not a from_static call");
+        };
+        assert_eq!(args[0], Lit::Str(r"(?P<key>\w+)=(?P<value>[^;]*)".into()));
+        assert_eq!(
+            args[1],
+            Lit::Ref(Box::new(Lit::Array(vec![
+                Lit::Tuple(vec![Lit::Str("key".into()), Lit::Int(1, IntTy::Usize)]),
+                Lit::Tuple(vec![Lit::Str("value".into()), Lit::Int(2, IntTy::Usize)]),
+            ])))
+        );
+        assert_eq!(args[2], Lit::Int(2, IntTy::Usize));
+        assert!(
+            matches!(&args[3], Lit::Ref(s) if matches!(**s, Lit::Static(Ty::Item("Program"), _)))
+        );
+    }
+
+    #[test]
+    fn long_range_tables_are_statics() {
+        // `\w` is both a class of the program and its search scan: two
+        // identical statics, which the code generator writes once.
+        let ranges: Vec<(Ty, Lit)> = statics(&regex_lit(&re(r"\w+x")))
+            .into_iter()
+            .filter(|(ty, _)| matches!(ty, Ty::Array(t, _) if matches!(**t, Ty::Tuple(_))))
+            .collect();
+        assert_eq!(ranges.len(), 2, "{ranges:?}");
+        assert_eq!(ranges[0], ranges[1]);
+        // Short classes stay inline.
+        let short = statics(&regex_lit(&re("[a-c]+x")));
+        assert_eq!(short.len(), 1, "{short:?}");
+    }
+
+    #[test]
+    fn instructions_and_assertions_are_built_by_name() {
+        let u32_ = |v| Lit::Int(v, IntTy::U32);
+        assert_eq!(
+            Inst::Char { c: '\'', rev: true }.to_lit(),
+            Lit::Struct(
+                "Inst::Char",
+                vec![("c", Lit::Char('\'')), ("rev", Lit::Bool(true))]
+            )
+        );
+        assert_eq!(Inst::Jmp(3).to_lit(), Lit::Call("Inst::Jmp", vec![u32_(3)]));
+        assert_eq!(
+            Inst::Assert(Assertion::WordBoundary { ascii: false }).to_lit(),
+            Lit::Call(
+                "Inst::Assert",
+                vec![Lit::Struct(
+                    "Assertion::WordBoundary",
+                    vec![("ascii", Lit::Bool(false))]
+                )]
+            )
+        );
+        assert_eq!(
+            Inst::LazyOne {
+                item: One::Class(2),
+                max: None,
+                tail: 4,
+                tail_len: 1,
+                memo: Some(0),
+                skip: Some(0),
+            }
+            .to_lit(),
+            Lit::Struct(
+                "Inst::LazyOne",
+                vec![
+                    ("item", Lit::Call("One::Class", vec![u32_(2)])),
+                    ("max", Lit::Option(None)),
+                    ("tail", u32_(4)),
+                    ("tail_len", u32_(1)),
+                    ("memo", Lit::some(u32_(0))),
+                    ("skip", Lit::some(u32_(0))),
+                ]
+            )
+        );
+        assert_eq!(Inst::Match.to_lit(), Lit::Item("Inst::Match"));
+        assert_eq!(ClassKind::NegChar.to_lit(), Lit::Item("ClassKind::NegChar"));
+        assert_eq!(Fold::Ascii.to_lit(), Lit::Item("Fold::Ascii"));
+    }
+}

@@ -45,6 +45,9 @@
 //! matching is simple case folding plus the module's one-way Turkic `i`
 //! equivalences.
 
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
 mod ast;
 mod class;
 mod compile;
@@ -53,6 +56,7 @@ mod exec;
 mod parse;
 #[cfg(test)]
 mod tests;
+pub mod unicode_tables;
 
 // The compiled form, for generated code that writes a `Program` as a
 // `static` (see `Regex::from_static`); not a stable API.
