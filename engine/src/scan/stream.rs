@@ -620,6 +620,7 @@ impl StreamScan {
 
     /// Records that the text up to `to` was found to hold no byte that can
     /// begin a watched delimiter (only valid when [`StreamScan::is_clear`]).
+    #[inline]
     pub fn skip_to(&mut self, to: usize) {
         self.bytes_read += to.saturating_sub(self.frontier) as u64;
         self.frontier = self.frontier.max(to);
