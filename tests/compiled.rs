@@ -4,7 +4,7 @@
 //! typed form on the way.
 
 use retort::Value;
-use retort::conformance::{compare, field, run_case, run_case_with, to_line};
+use retort_conformance::{compare, field, run_case, run_case_with, to_line};
 use retort_tests::{read_cases, root};
 
 mod vectors {
@@ -56,7 +56,7 @@ fn every_vector_through_compiled_parsers() {
                     match run_case(&case, &load) {
                         Ok(r) => {
                             assert!(
-                                retort::conformance::field(&r, "template_error").is_some(),
+                                retort_conformance::field(&r, "template_error").is_some(),
                                 "{id}: a valid template was not compiled"
                             );
                             r

@@ -16,8 +16,8 @@ use vectors::Vector;
 
 retort_tests::compiled_runner!(Compiled, Vector, vectors::VectorParser);
 
-fn compiled(name: &str) -> Option<Box<dyn retort::conformance::Runner>> {
-    Vector::from_name(name).map(|m| Box::new(Compiled(m)) as Box<dyn retort::conformance::Runner>)
+fn compiled(name: &str) -> Option<Box<dyn retort_conformance::Runner>> {
+    Vector::from_name(name).map(|m| Box::new(Compiled(m)) as Box<dyn retort_conformance::Runner>)
 }
 
 /// The corpus files of `target`, sorted (a target with no corpus is a

@@ -10,8 +10,8 @@ mod vectors {
     include!(concat!(env!("OUT_DIR"), "/vector_templates.rs"));
 }
 
-use retort::LiteralHit;
-use retort::scan::stream::WatchSet;
+use retort_engine::LiteralHit;
+use retort_engine::scan::stream::WatchSet;
 use vectors::Vector;
 
 /// xorshift64: deterministic texts without a dependency.

@@ -1,8 +1,8 @@
 //! Templates compiled by `response_template!`: typed messages and events,
 //! and the same results as the run-time mode on the vectors that use them.
 
-use retort::conformance::{compare, field, run_case_with};
 use retort::{AssistantMessage, Event, Template, Value};
+use retort_conformance::{compare, field, run_case_with};
 use retort_tests::{read_cases, root};
 
 retort::response_template!("../templates/smollm3.json");

@@ -5,8 +5,8 @@
 //! - arbitrary bytes and arbitrary templates never panic.
 
 use proptest::prelude::*;
-use retort::conformance::{Runner, strict_equal};
 use retort::{Template, Value};
+use retort_conformance::{Runner, strict_equal};
 use retort_tests::root;
 
 fn template(name: &str) -> Template {
@@ -109,8 +109,8 @@ proptest! {
         let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
         let streamed = t.run(prefix, None, &refs);
         // Runs hold merged events, so equal runs mean equal outcomes.
-        prop_assert!(strict_equal(&retort::conformance::normalise(&whole), &retort::conformance::normalise(&streamed)),
-            "whole {:?}\nstreamed {:?}", retort::conformance::to_line(&whole), retort::conformance::to_line(&streamed));
+        prop_assert!(strict_equal(&retort_conformance::normalise(&whole), &retort_conformance::normalise(&streamed)),
+            "whole {:?}\nstreamed {:?}", retort_conformance::to_line(&whole), retort_conformance::to_line(&streamed));
     }
 
     #[test]

@@ -6,11 +6,11 @@ use crate::json;
 use retort::Template;
 use retort::content::{PARSER_ARGS, PARSER_NAMES};
 use retort::py::truthy;
-use retort::scan::delimiter::DelimiterSource;
 use retort::template::describe::{
     AnchorSearch, DelimiterInfo, Description, FieldInfo, MatchPath, StateInfo,
 };
 use retort::value::Value;
+use retort_engine::scan::delimiter::DelimiterSource;
 use std::fmt::Write as _;
 
 /// A delimiter as written: `"<think>"`, `["a", "b"]` or `/pattern/`.
@@ -233,7 +233,7 @@ fn content_problems(parser: &str, args: &Value, at: &str, out: &mut Vec<String>)
                 "{at}: `xml-inline` needs `tag_pattern`: every region of this field will fail to parse"
             )),
             Some(Value::Str(p)) => {
-                if let Err(e) = retort::pyre::Regex::new(p) {
+                if let Err(e) = retort_engine::pyre::Regex::new(p) {
                     out.push(format!(
                         "{at}.tag_pattern: invalid regex ({e}): every region of this field will fail to parse"
                     ));

@@ -337,7 +337,7 @@ fn run_case(case: &Value, templates: &Path) -> Result<String, String> {
         let path = templates.join(format!("{name}.json"));
         std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))
     };
-    retort::conformance::run_case(case, &load).map(|r| retort::conformance::to_line(&r))
+    retort_conformance::run_case(case, &load).map(|r| retort_conformance::to_line(&r))
 }
 
 /// A value as JSON, with Python's spelling of non-finite floats.

@@ -521,7 +521,7 @@ impl<'t> Run<'t> {
 /// anchor (all of it when there is none), as the parser keeps it.
 fn prompt_kept(template: &Template, prefix: &str) -> usize {
     let pattern = template.describe().start_anchor.pattern;
-    let Ok(re) = retort::pyre::Regex::new(&pattern) else {
+    let Ok(re) = retort_engine::pyre::Regex::new(&pattern) else {
         return prefix.len();
     };
     let mut last_end = 0;

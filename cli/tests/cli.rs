@@ -701,7 +701,7 @@ fn conformance_prints_one_result_per_case() {
         // Cases hold values as deep as the reference allowed.
         let case = retort::py::json_loads_with_depth(case, usize::MAX).unwrap();
         let result = retort::py::json_loads_with_depth(result, usize::MAX).unwrap();
-        let problems = retort::conformance::compare(&case, &result);
+        let problems = retort_conformance::compare(&case, &result);
         assert!(problems.is_empty(), "{problems:?}");
     }
     let o = retort(&["conformance", "/no/such/cases.jsonl"], b"");

@@ -3,9 +3,9 @@
 //! events (merged, they must equal the reference's events), and the
 //! streamed chunks of every text region, which must add up to its value.
 
-use retort::conformance::{compare, field, normalise, strict_equal};
 use retort::py::{json_loads, json_loads_with_depth, strip, truthy};
 use retort::{Map, Value};
+use retort_conformance::{compare, field, normalise, strict_equal};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

@@ -19,8 +19,6 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-#[cfg(feature = "dynamic")]
-pub mod conformance;
 pub mod content;
 pub mod error;
 pub mod event;
@@ -42,7 +40,8 @@ pub use error::{ParseError, ParseErrorKind};
 pub use event::{Event, OwnedEvent};
 pub use machine::{LiteralHit, Machine};
 pub use parser::{
-    Events, Limits, Malformed, OpenRegion, Param, Parser, ParserOptions, TypedEvents,
+    Events, EventsIter, Limits, Malformed, OpenRegion, Param, Parser, ParserOptions, TypedEvents,
+    TypedEventsIter,
 };
 pub use scan::stream::WorkBudget;
 pub use template::{Template, TemplateError};

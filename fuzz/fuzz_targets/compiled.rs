@@ -9,9 +9,9 @@ mod models {
 
 retort_tests::compiled_runner!(Compiled, models::Model, models::ModelParser);
 
-fn compiled(name: &str) -> Option<Box<dyn retort::conformance::Runner>> {
+fn compiled(name: &str) -> Option<Box<dyn retort_conformance::Runner>> {
     models::Model::from_name(name)
-        .map(|m| Box::new(Compiled(m)) as Box<dyn retort::conformance::Runner>)
+        .map(|m| Box::new(Compiled(m)) as Box<dyn retort_conformance::Runner>)
 }
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {

@@ -103,7 +103,19 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub use retort_engine::*;
+// The facade names what applications use; the engine's internals (the
+// Python-regex engine, the scanner, the IR writer, the seam generated code
+// implements) stay behind it. Generated code reaches the runtime only
+// through the hidden, versioned `__private` module.
+pub use retort_engine::{
+    AssistantMessage, Event, Events, EventsIter, FieldId, Int, Limits, Malformed, Map, OpenRegion,
+    OwnedEvent, Param, ParseError, ParseErrorKind, Parser, ParserOptions, Template, TemplateError,
+    ToolCall, Typed, TypedEvents, TypedEventsIter, UnknownTemplate, Value, WorkBudget,
+};
+pub use retort_engine::{content, event, py, template, typed, value};
+
+#[doc(hidden)]
+pub use retort_engine::__private;
 
 pub mod models;
 #[cfg(feature = "dynamic")]

@@ -9,7 +9,7 @@
 //! that was not compiled in is reported as skipped, naming the variable.
 
 use retort::Value;
-use retort::conformance::{field, run_case, run_case_with, to_line};
+use retort_conformance::{field, run_case, run_case_with, to_line};
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
 

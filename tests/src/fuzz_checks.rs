@@ -23,8 +23,8 @@
 //!
 //! `0xFF` never occurs in UTF-8, so it cannot clash with a real prompt.
 
-use retort::conformance::{Runner, normalise, run_error, run_ok, strict_equal, to_line};
 use retort::{OwnedEvent, ParseError, ParserOptions, Template, Value};
+use retort_conformance::{Runner, normalise, run_error, run_ok, strict_equal, to_line};
 use std::sync::OnceLock;
 
 /// Inputs longer than this are skipped: the parser is linear, so long
@@ -287,7 +287,7 @@ fn same(a: &Value, b: &Value) -> bool {
 
 /// Whether a run ended in an error.
 pub fn is_error(result: &Value) -> bool {
-    retort::conformance::field(result, "error").is_some()
+    retort_conformance::field(result, "error").is_some()
 }
 
 /// The `parse_stream` target: for a template of [`templates`], a prompt, a

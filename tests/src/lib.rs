@@ -4,7 +4,7 @@
 pub mod fuzz_checks;
 
 use retort::Value;
-use retort::conformance::{compare, run_case};
+use retort_conformance::{compare, run_case};
 use std::path::{Path, PathBuf};
 
 /// The workspace root.
@@ -38,8 +38,8 @@ pub fn run_file(path: &Path, templates: &Path) -> (usize, Vec<String>) {
     let mut passed = 0;
     let mut failures = Vec::new();
     for case in read_cases(path) {
-        let id = retort::conformance::field(&case, "id")
-            .map(retort::conformance::to_line)
+        let id = retort_conformance::field(&case, "id")
+            .map(retort_conformance::to_line)
             .unwrap_or_default();
         match run_case(&case, &load) {
             Ok(result) => {
@@ -67,7 +67,7 @@ macro_rules! compiled_runner {
         /// A compiled template as a conformance runner.
         pub struct $runner(pub $model);
 
-        impl retort::conformance::Session for $parser {
+        impl retort_conformance::Session for $parser {
             fn initial(&self) -> Vec<retort::OwnedEvent> {
                 self.initial_events().to_vec()
             }
@@ -100,7 +100,7 @@ macro_rules! compiled_runner {
             }
         }
 
-        impl retort::conformance::Runner for $runner {
+        impl retort_conformance::Runner for $runner {
             fn run(
                 &self,
                 prefix: &str,
@@ -111,7 +111,7 @@ macro_rules! compiled_runner {
                     Some(tools) => self.0.parser_with_tools(prefix, tools),
                     None => self.0.parser(prefix),
                 };
-                retort::conformance::run_session(parser, chunks)
+                retort_conformance::run_session(parser, chunks)
             }
         }
     };

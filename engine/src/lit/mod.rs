@@ -15,7 +15,7 @@
 //! constructor code once per process.
 //!
 //! This module is a leaf: the impls for the engine's types live in
-//! [`data`] and [`regex`], next to nothing they would be imported by.
+//! `data` and `regex`, next to nothing they would be imported by.
 
 use std::borrow::Cow;
 

@@ -7,7 +7,7 @@ mod common;
 
 use common::{read_cases, root, template_of};
 
-use retort_engine::conformance::{Runner, field, run_case_with, run_session, strict_equal};
+use retort_conformance::{Runner, field, run_case_with, run_session, strict_equal};
 use retort_engine::{Event, ParserOptions, Template, Value};
 
 /// Parsers with `stream_params` on.

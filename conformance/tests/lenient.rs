@@ -7,7 +7,7 @@ use common::{read_cases, root, template_of};
 use std::path::PathBuf;
 
 use proptest::prelude::*;
-use retort_engine::conformance::{Runner, field, run_case_with, run_session, strict_equal};
+use retort_conformance::{Runner, field, run_case_with, run_session, strict_equal};
 use retort_engine::{OwnedEvent, ParserOptions, Template, Value};
 
 /// The case files, each with the directory its named templates are in.

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use retort_engine::conformance::field;
+use retort_conformance::field;
 use retort_engine::{Template, Value};
 
 /// The workspace root.

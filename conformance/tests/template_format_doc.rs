@@ -10,7 +10,7 @@
 //!   states (results the reference produced), fed whole and one character
 //!   at a time; every rule's section shows a template that breaks that rule.
 
-use retort_engine::conformance::{normalise, run_case, strict_equal};
+use retort_conformance::{normalise, run_case, strict_equal};
 use retort_engine::content::{PARSER_ARGS, PARSER_NAMES, VALUE_PARSER_KEYS};
 use retort_engine::py::json_loads;
 use retort_engine::template::{FIELD_KEYS, Rule, TEMPLATE_KEYS};
