@@ -11,7 +11,7 @@ mod vectors {
 }
 
 use retort_engine::LiteralHit;
-use retort_engine::scan::stream::WatchSet;
+use retort_engine::scan::stream::{Decision, Guards, Hay, StreamScan, WatchSet};
 use vectors::Vector;
 
 /// xorshift64: deterministic texts without a dependency.
@@ -36,13 +36,29 @@ fn pieces(t: &retort::Template, ws: &WatchSet) -> Vec<Vec<u8>> {
         .iter()
         .map(|s| s.as_bytes().to_vec())
         .collect();
+    let mut lits: Vec<Vec<u8>> = Vec::new();
     if let Some(set) = &ws.literals {
-        for (_, l) in &set.lits {
-            out.push(l.to_vec());
-            for cut in 1..l.len() {
-                out.push(l[..cut].to_vec());
+        lits.extend(set.lits.iter().map(|(_, l)| l.to_vec()));
+    }
+    // Patterns that are a leading loop and literals: their literals, and
+    // runs of their loop's characters (ASCII and not).
+    for w in &ws.entries {
+        let d = t.delimiter(w.delim as usize);
+        if let Some(shape) = d.regex.looped_literals() {
+            lits.extend(shape.literals.iter().map(|l| l.as_bytes().to_vec()));
+            for c in [' ', '\n', '\t', '\u{a0}', '\u{3000}', '\u{2028}', '\u{85}'] {
+                if shape.class.contains(c) {
+                    out.push(c.to_string().into_bytes());
+                    out.push(format!("{c}{c}").into_bytes());
+                }
             }
         }
+    }
+    for l in lits {
+        for cut in 1..l.len() {
+            out.push(l[..cut].to_vec());
+        }
+        out.push(l);
     }
     for w in &ws.entries {
         let d = t.delimiter(w.delim as usize);
@@ -78,10 +94,47 @@ fn engine_quick(ws: &WatchSet, text: &[u8]) -> bool {
     !text.iter().any(|b| stops.table[*b as usize])
 }
 
+/// No lookbehinds: the states checked with threads have none.
+struct NoGuards;
+
+impl Guards for NoGuards {
+    fn holds(&self, _: u16, _: usize) -> bool {
+        false
+    }
+}
+
+/// The engine's automaton threads on `text` from its start, as a literal
+/// search reports: a commit as `Found`, a hold before the end as `Partial`,
+/// nothing to commit or hold as `Nothing`.
+fn thread_decision(t: &retort::Template, ws: &WatchSet, text: &str, eos: bool) -> LiteralHit {
+    let hay = Hay {
+        text,
+        base: 0,
+        before: None,
+    };
+    let mut scan = StreamScan::default();
+    scan.reset(ws, 0);
+    let delims = t.delimiters();
+    scan.advance_with(ws, delims, &hay, &NoGuards, eos, false, |_, _| None);
+    match scan.decide(ws, delims, &hay, eos, false) {
+        Ok(Decision::Commit {
+            entry, start, end, ..
+        }) => LiteralHit::Found {
+            at: start,
+            len: end - start,
+            entry,
+        },
+        Ok(Decision::Hold(h)) if h < text.len() => LiteralHit::Partial(h),
+        Ok(Decision::Hold(_)) => LiteralHit::Nothing,
+        Err(e) => panic!("the scanner failed: {e:?}"),
+    }
+}
+
 #[test]
 fn generated_states_agree_with_the_engine() {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let mut literal_checks = 0usize;
+    let mut looped_checks = 0usize;
     let mut quick_checks = 0usize;
     for &v in Vector::ALL {
         let t = v.template();
@@ -116,6 +169,17 @@ fn generated_states_agree_with_the_engine() {
                             "{v:?} state {wi}, eos {eos}, text {text:?}"
                         );
                         literal_checks += 1;
+                    } else if v.machine_answers(wi) {
+                        // A state of leading loops and literals: what the
+                        // automaton threads decide on the same text.
+                        let engine = thread_decision(t, ws, text, eos);
+                        let generated = v.machine_find_literal(wi, bytes, eos);
+                        assert_eq!(
+                            generated,
+                            Some(engine),
+                            "{v:?} state {wi}, eos {eos}, text {text:?}"
+                        );
+                        looped_checks += 1;
                     } else {
                         assert_eq!(
                             v.machine_find_literal(wi, bytes, eos),
@@ -138,4 +202,7 @@ fn generated_states_agree_with_the_engine() {
     // Every bundled template has literal states and quick tests to check.
     assert!(literal_checks > 10_000, "{literal_checks} literal searches");
     assert!(quick_checks > 10_000, "{quick_checks} quick tests");
+    // Qwen3, Qwen2.5, QwQ, Hermes 2 Pro, ... have states of leading loops
+    // and literals.
+    assert!(looped_checks > 2_000, "{looped_checks} looped searches");
 }

@@ -352,6 +352,14 @@ impl Builder {
                     match self { #(#model::#variants => #kr::Machine::find_literal(#mods::Machine, ws, bytes, eos),)* }
                 }
 
+                /// Whether the template's generated machine decides state `ws` as
+                /// a literal state although it has patterns (leading loops and
+                /// literals; see `retort::machine`). For differential tests.
+                #[doc(hidden)]
+                pub fn machine_answers(self, ws: usize) -> bool {
+                    match self { #(#model::#variants => #kr::Machine::answers(#mods::Machine, ws),)* }
+                }
+
                 /// The quick-path test the template's generated machine runs in
                 /// state `ws`; `None` where the engine tests. For differential tests.
                 #[doc(hidden)]

@@ -12,6 +12,15 @@
 //!   literals compared inline in the reference's priority order (longest,
 //!   opens before closes, field name, entry) — the order resolved here, at
 //!   build time.
+//! - **Leading loops before literals.** A state whose patterns are each a
+//!   loop and literals (`\s*<tool_call>`, `\s*(?:<|im_end|>|<|endoftext|>)`,
+//!   one loop class for all), beside plain literals, is a literal state in
+//!   disguise: at each byte that can begin a literal, the literals are
+//!   compared inline, and a looped literal's match starts where the run of
+//!   loop characters before it starts (Unicode members included); a text
+//!   ending in such a run, or inside a literal, is held from where the
+//!   match would start. The machine answers for the state
+//!   (`Machine::answers`), so the engine runs no automaton threads there.
 //! - **The quick path's byte test.** A piece fed while everything is decided
 //!   is all region text when no byte of it can begin a delimiter of the
 //!   state and it does not end inside a leading loop (`\s*<tool_call>`):
@@ -19,12 +28,14 @@
 //!   their number (the engine's own test takes states with one such byte
 //!   only).
 //!
-//! States with regex delimiters keep the engine's automaton scanner for the
-//! search (its tables are the IR's); `retort check` says which.
+//! Other states with regex delimiters keep the engine's automaton scanner
+//! for the search (its tables are the IR's); `retort check` says which.
 
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 use retort::Template;
+use retort::pyre::Class;
+use retort::scan::delimiter::{DelimiterSource, Matcher};
 use retort::scan::stream::{ByteSet, WatchSet};
 
 /// What one state compiles to, for `retort check` and the module's docs.
@@ -34,6 +45,9 @@ pub struct StatePlan {
     pub name: String,
     /// The state's literals are searched by generated code.
     pub literal_search: bool,
+    /// The state's leading loops and literals are searched by generated
+    /// code (see the module documentation).
+    pub looped_search: bool,
     /// The quick path's byte test is generated.
     pub quick_test: bool,
     /// Some delimiter of the state runs on the engine's backtracking path
@@ -46,6 +60,8 @@ impl StatePlan {
     pub fn search(&self) -> &'static str {
         if self.literal_search {
             "literals compared by generated code"
+        } else if self.looped_search {
+            "leading loops and literals compared by generated code"
         } else if self.backtracking {
             "the engine's backtracking matcher (falls back)"
         } else {
@@ -70,6 +86,7 @@ pub fn plan(t: &Template) -> Vec<StatePlan> {
         .map(|(i, ws)| StatePlan {
             name: state_name(t, i),
             literal_search: ws.literals.is_some(),
+            looped_search: Looped::of(t, ws).is_some(),
             quick_test: quick_bytes(ws).is_some(),
             backtracking: ws
                 .entries
@@ -128,6 +145,271 @@ fn find_any(members: &[u8], hay: TokenStream, rt: &TokenStream) -> TokenStream {
             #long
         }
     }}
+}
+
+/// One literal of a state whose patterns are leading loops and literals.
+#[derive(Clone, Debug)]
+struct LoopedLit {
+    /// The watch entry.
+    entry: usize,
+    /// The literal's bytes.
+    bytes: Vec<u8>,
+    /// Whether the loop may stand before it (a pattern's literal) or not (a
+    /// plain literal delimiter).
+    looped: bool,
+}
+
+/// A state whose delimiters are plain literals and patterns of the form
+/// `C*(?:l1|l2|...)` with one loop class `C` for all.
+#[derive(Clone, Debug)]
+struct Looped {
+    class: Class,
+    lits: Vec<LoopedLit>,
+}
+
+impl Looped {
+    /// The state's shape, if it has this one. Conservative: each condition
+    /// keeps the decision at one byte position the same as the automaton
+    /// threads' (see the checks in `tests/machine.rs`).
+    fn of(t: &Template, ws: &WatchSet) -> Option<Looped> {
+        if ws.literals.is_some() || ws.entries.is_empty() {
+            return None;
+        }
+        let mut class: Option<Class> = None;
+        let mut lits = Vec::new();
+        for (k, w) in ws.entries.iter().enumerate() {
+            let d = t.delimiter(w.delim as usize);
+            let Matcher::Dfa(branches) = &d.matcher else {
+                return None;
+            };
+            if d.needs_regex_at_commit || d.may_match_empty || d.needs_history {
+                return None;
+            }
+            match &d.source {
+                DelimiterSource::Literals(list) => {
+                    if list.iter().any(String::is_empty) {
+                        return None;
+                    }
+                    lits.extend(list.iter().map(|l| LoopedLit {
+                        entry: k,
+                        bytes: l.as_bytes().to_vec(),
+                        looped: false,
+                    }));
+                }
+                DelimiterSource::Pattern(_) => {
+                    let [branch] = &branches[..] else {
+                        return None;
+                    };
+                    if branch.guard.is_some() || d.regex.group_count() != 0 {
+                        return None;
+                    }
+                    let shape = d.regex.looped_literals()?;
+                    // Within one pattern the first alternative that matches
+                    // wins, not the longest: with no literal a prefix of
+                    // another, the two agree and a match cannot grow.
+                    let prefixed = shape.literals.iter().any(|a| {
+                        shape
+                            .literals
+                            .iter()
+                            .any(|b| a.len() < b.len() && b.starts_with(a.as_str()))
+                    });
+                    if prefixed {
+                        return None;
+                    }
+                    match &class {
+                        None => class = Some(shape.class.clone()),
+                        Some(c) if *c == shape.class => {}
+                        Some(_) => return None,
+                    }
+                    lits.extend(shape.literals.iter().map(|l| LoopedLit {
+                        entry: k,
+                        bytes: l.as_bytes().to_vec(),
+                        looped: true,
+                    }));
+                }
+            }
+        }
+        let class = class?;
+        // The run before a literal never reaches into another literal's
+        // first character, and the class is small enough to write out.
+        let first_in_loop = lits.iter().any(|l| {
+            std::str::from_utf8(&l.bytes)
+                .ok()
+                .and_then(|s| s.chars().next())
+                .is_none_or(|c| class.contains(c))
+        });
+        if first_in_loop || class.ranges().len() > 64 {
+            return None;
+        }
+        Some(Looped { class, lits })
+    }
+}
+
+/// The search of one state of leading loops and literals (see
+/// [`Looped`]).
+fn looped_fn(t: &Template, wi: usize, ws: &WatchSet, rt: &TokenStream) -> Option<TokenStream> {
+    let shape = Looped::of(t, ws)?;
+    // At one position: the longest first, then the watch entry's kind
+    // (opens first), field name rank, entry — for each kind of literal.
+    let key = |l: &LoopedLit| {
+        let w = ws.entries[l.entry];
+        (usize::MAX - l.bytes.len(), w.kind, w.name_rank, l.entry)
+    };
+    let mut looped: Vec<&LoopedLit> = shape.lits.iter().filter(|l| l.looped).collect();
+    let mut plain: Vec<&LoopedLit> = shape.lits.iter().filter(|l| !l.looped).collect();
+    looped.sort_by_key(|l| key(l));
+    plain.sort_by_key(|l| key(l));
+    let name = quote::format_ident!("state_{}", wi);
+    let class_name = quote::format_ident!("LOOP_{}", wi);
+    let show = |ls: &[&LoopedLit]| {
+        ls.iter()
+            .map(|l| format!("`{}`", String::from_utf8_lossy(&l.bytes).escape_debug()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let doc = format!(
+        " State {wi} ({}): literals after a run of `{:?}`: {}; plain literals: {}.",
+        state_name(t, wi),
+        shape.class,
+        show(&looped),
+        if plain.is_empty() {
+            "none".to_owned()
+        } else {
+            show(&plain)
+        },
+    );
+    let mut firsts = [false; 256];
+    for l in &shape.lits {
+        firsts[l.bytes[0] as usize] = true;
+    }
+    let firsts: Vec<u8> = (0..=255u8).filter(|b| firsts[*b as usize]).collect();
+    let find = find_any(&firsts, quote!(&bytes[i..]), rt);
+    let longest = shape.lits.iter().map(|l| l.bytes.len()).max().unwrap_or(0);
+    let looped_all: Vec<Literal> = looped
+        .iter()
+        .map(|l| Literal::byte_string(&l.bytes))
+        .collect();
+    let plain_all: Vec<Literal> = plain
+        .iter()
+        .map(|l| Literal::byte_string(&l.bytes))
+        .collect();
+    // The best complete literal of each kind at `at`: (length of the
+    // literal, entry, kind, name rank).
+    let candidate = |ls: &[&LoopedLit]| {
+        let arms = ls.iter().map(|l| {
+            let lit = Literal::byte_string(&l.bytes);
+            let len = l.bytes.len();
+            let w = ws.entries[l.entry];
+            let entry = l.entry;
+            let kind = w.kind as u8;
+            let rank = w.name_rank;
+            quote! {
+                if tail.starts_with(#lit) {
+                    ::core::option::Option::Some((#len, #entry, #kind, #rank))
+                } else
+            }
+        });
+        quote!(#(#arms)* { ::core::option::Option::None })
+    };
+    let best_looped = candidate(&looped);
+    // Where the text ends inside a literal, and the best complete literal
+    // at `at`, as (start, length, entry, kind, name rank).
+    let (partial, best) = if plain.is_empty() {
+        (
+            quote! {
+                if !eos && tail.len() < #longest && #rt::is_partial_of_any(tail, &[#(#looped_all),*]) {
+                    hold = run();
+                }
+            },
+            quote! {
+                let looped: ::core::option::Option<(usize, usize, u8, u16)> = #best_looped;
+                let best = looped.map(|l| {
+                    let r = run();
+                    (r, at - r + l.0, l.1, l.2, l.3)
+                });
+            },
+        )
+    } else {
+        let best_plain = candidate(&plain);
+        (
+            quote! {
+                if !eos && tail.len() < #longest {
+                    if #rt::is_partial_of_any(tail, &[#(#looped_all),*]) {
+                        hold = run();
+                    } else if #rt::is_partial_of_any(tail, &[#(#plain_all),*]) {
+                        hold = at;
+                    }
+                }
+            },
+            quote! {
+                let looped: ::core::option::Option<(usize, usize, u8, u16)> = #best_looped;
+                let plain: ::core::option::Option<(usize, usize, u8, u16)> = #best_plain;
+                // Leftmost first; at one start the longest, then opens
+                // before closes, field name, entry.
+                let best = match (looped, plain) {
+                    (::core::option::Option::Some(l), ::core::option::Option::Some(q)) => {
+                        let r = run();
+                        let l = (r, at - r + l.0, l.1, l.2, l.3);
+                        let q = (at, q.0, q.1, q.2, q.3);
+                        if (l.0, usize::MAX - l.1, l.3, l.4, l.2) < (q.0, usize::MAX - q.1, q.3, q.4, q.2) {
+                            ::core::option::Option::Some(l)
+                        } else {
+                            ::core::option::Option::Some(q)
+                        }
+                    }
+                    (::core::option::Option::Some(l), ::core::option::Option::None) => {
+                        let r = run();
+                        ::core::option::Option::Some((r, at - r + l.0, l.1, l.2, l.3))
+                    }
+                    (::core::option::Option::None, ::core::option::Option::Some(q)) => {
+                        ::core::option::Option::Some((at, q.0, q.1, q.2, q.3))
+                    }
+                    (::core::option::Option::None, ::core::option::Option::None) => ::core::option::Option::None,
+                };
+            },
+        )
+    };
+    let ranges = shape.class.ranges().iter().map(|&(a, b)| quote!((#a, #b)));
+    let [a0, a1] = shape.class.ascii;
+    Some(quote! {
+        /// The leading loop's characters of the state below.
+        static #class_name: #rt::Class = #rt::Class {
+            ranges: #rt::Cow::Borrowed(&[#(#ranges),*]),
+            ascii: [#a0, #a1],
+        };
+
+        #[doc = #doc]
+        #[inline(always)]
+        fn #name(bytes: &[u8], eos: bool) -> #rt::LiteralHit {
+            let mut i = 0usize;
+            while let ::core::option::Option::Some(p) = #find {
+                let at = i + p;
+                let tail = &bytes[at..];
+                let run = || #rt::loop_run_start(bytes, at, &#class_name);
+                // Where a literal the text ends inside would start: the
+                // scan holds from there.
+                let mut hold = usize::MAX;
+                #partial
+                #best
+                match best {
+                    ::core::option::Option::Some((start, len, entry, _, _)) if start < hold => {
+                        return #rt::LiteralHit::Found { at: start, len, entry };
+                    }
+                    _ if hold != usize::MAX => return #rt::LiteralHit::Partial(hold),
+                    _ => {}
+                }
+                i = at + 1;
+            }
+            // A text that ends in the loop may still begin a looped literal.
+            if !eos {
+                let run = #rt::loop_run_start(bytes, bytes.len(), &#class_name);
+                if run < bytes.len() {
+                    return #rt::LiteralHit::Partial(run);
+                }
+            }
+            #rt::LiteralHit::Nothing
+        }
+    })
 }
 
 /// The search of one literal state.
@@ -205,6 +487,7 @@ fn literal_fn(t: &Template, wi: usize, ws: &WatchSet, rt: &TokenStream) -> Optio
 pub fn generate(t: &Template, rt: &TokenStream, template: TokenStream) -> TokenStream {
     let mut fns = Vec::new();
     let mut literal_arms = Vec::new();
+    let mut answered = Vec::new();
     let mut quick_arms = Vec::new();
     let mut quick_states = Vec::new();
     let implicit = t.implicit_field().map(|f| f.name.as_str());
@@ -221,6 +504,11 @@ pub fn generate(t: &Template, rt: &TokenStream, template: TokenStream) -> TokenS
             fns.push(f);
             let name = quote::format_ident!("state_{}", wi);
             literal_arms.push(quote!(#wi => ::core::option::Option::Some(#name(bytes, eos)),));
+        } else if let Some(f) = looped_fn(t, wi, ws, rt) {
+            fns.push(f);
+            let name = quote::format_ident!("state_{}", wi);
+            literal_arms.push(quote!(#wi => ::core::option::Option::Some(#name(bytes, eos)),));
+            answered.push(wi);
         }
         if let Some((stops, loops)) = quick_bytes(ws) {
             let find = find_any(&stops.members, quote!(text), rt);
@@ -258,6 +546,14 @@ pub fn generate(t: &Template, rt: &TokenStream, template: TokenStream) -> TokenS
     } else {
         quote!(matches!(ws, #(#quick_states)|*))
     };
+    let answers = if answered.is_empty() {
+        quote!({
+            let _ = ws;
+            false
+        })
+    } else {
+        quote!(matches!(ws, #(#answered)|*))
+    };
     quote! {
         /// This template's states as code: the parser's machine, with the
         /// literal searches and quick-path tests compiled in (the rest runs
@@ -280,6 +576,11 @@ pub fn generate(t: &Template, rt: &TokenStream, template: TokenStream) -> TokenS
                     #(#literal_arms)*
                     _ => ::core::option::Option::None,
                 }
+            }
+
+            #[inline(always)]
+            fn answers(self, ws: usize) -> bool {
+                #answers
             }
 
             #[inline(always)]

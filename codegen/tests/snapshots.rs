@@ -42,8 +42,10 @@ fn gpt_oss() {
 /// One small template per feature, each with what its machine shows:
 /// - `literal_only`: literal delimiters only, every state searched by
 ///   generated code;
-/// - `regex_delimiter`: a pattern with a leading loop (`\s*`), its state on
-///   the automaton scanner, with a generated quick-path test;
+/// - `regex_delimiter`: a pattern that is a leading loop and a literal
+///   (`\s*<tool_call>`): its state searched by generated code (the match
+///   moved back over the loop's run), with a generated quick-path test; the
+///   close (`</tool_call>\s*`) keeps the automaton scanner;
 /// - `captures`: captures in an opening pattern (the tool's name);
 /// - `lookbehind`: a lookbehind guarding a delimiter (a tracker runs over
 ///   the text; the state is not a literal one).

@@ -10,7 +10,9 @@
 //! whose delimiters are literals, the literals as constants found with
 //! `memchr` and compared inline, in the reference's priority order, with the
 //! partial-match holdback for that state's literals only; for each state, the
-//! byte test of the quick path as a constant.
+//! byte test of the quick path as a constant; for each state whose patterns
+//! are a leading loop and literals, a search that decides it as a literal
+//! state (see [`Machine::answers`]).
 //!
 //! # WARNING
 //!
@@ -63,6 +65,20 @@ pub trait Machine<'t>: Copy + Debug {
     fn find_literal(self, ws: usize, bytes: &[u8], eos: bool) -> Option<LiteralHit> {
         let _ = (ws, bytes, eos);
         None
+    }
+
+    /// Whether [`Machine::find_literal`] answers for watch set `ws` although
+    /// its delimiters are not all literals: a state whose patterns are a
+    /// leading loop and literals (`\s*<tool_call>`,
+    /// `\s*(?:<|im_end|>|<|endoftext|>)`) beside plain literals, decided as
+    /// a literal state is, with a match's start moved back over the run of
+    /// loop characters before its literal. The scanner then runs no
+    /// automaton threads in that state, and `find_literal` must answer
+    /// `Some` with exactly the decision the threads would reach.
+    #[inline(always)]
+    fn answers(self, ws: usize) -> bool {
+        let _ = ws;
+        false
     }
 
     /// Whether [`Machine::quick_takes`] answers for watch set `ws`: then

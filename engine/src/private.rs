@@ -176,6 +176,39 @@ pub fn conversion_bug(m: Mismatch) -> ParseError {
     }
 }
 
+/// Where the run of `class` characters that ends at `at` begins in `bytes`
+/// (`at` itself when the character before `at` is not in `class`; never
+/// before 0, where the search started). `bytes` is text from a character
+/// boundary. The start of a leading loop's match (`\s*<tool_call>`) whose
+/// literal begins at `at`.
+#[inline]
+pub fn loop_run_start(bytes: &[u8], at: usize, class: &Class) -> usize {
+    let mut j = at;
+    while j > 0 {
+        let b = bytes[j - 1];
+        if b < 0x80 {
+            if class.contains(char::from(b)) {
+                j -= 1;
+                continue;
+            }
+            return j;
+        }
+        // A multi-byte character: its first byte is at most three back.
+        let mut k = j - 1;
+        while k > 0 && bytes[k] & 0xC0 == 0x80 && j - k < 4 {
+            k -= 1;
+        }
+        match std::str::from_utf8(&bytes[k..j])
+            .ok()
+            .and_then(|s| s.chars().next())
+        {
+            Some(c) if class.contains(c) => j = k,
+            _ => return j,
+        }
+    }
+    j
+}
+
 /// Whether `tail` (shorter than the longest of `lits`) is a proper prefix
 /// of one of `lits`: the text ends inside that literal.
 #[inline]

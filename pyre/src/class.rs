@@ -64,7 +64,7 @@ impl Class {
 
     /// Whether `c` is in the set.
     #[inline]
-    pub(crate) fn contains(&self, c: char) -> bool {
+    pub fn contains(&self, c: char) -> bool {
         let u = c as u32;
         if u < 128 {
             return self.ascii[(u / 64) as usize] & (1 << (u % 64)) != 0;
@@ -73,7 +73,7 @@ impl Class {
     }
 
     /// The ranges, sorted.
-    pub(crate) fn ranges(&self) -> &[(char, char)] {
+    pub fn ranges(&self) -> &[(char, char)] {
         &self.ranges
     }
 

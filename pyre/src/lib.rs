@@ -186,6 +186,51 @@ pub struct DfaBranch {
     pub lookahead: bool,
 }
 
+/// A pattern that is a leading loop and literals (see
+/// [`Regex::looped_literals`]), such as `\s*<tool_call>` or
+/// `\s*(?:<|im_end|>|<|endoftext|>)`: it matches at the start of the run of
+/// `class` characters just before one of `literals`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoopedLiterals {
+    /// The loop's characters.
+    pub class: Class,
+    /// The literal alternatives, in the pattern's order (never empty
+    /// strings).
+    pub literals: Vec<String>,
+}
+
+/// The strings a sequence of nodes matches, when it is literals and
+/// alternations of literals only (at most 64 strings).
+fn literal_strings(nodes: &[ast::Node]) -> Option<Vec<String>> {
+    let mut out = vec![String::new()];
+    for n in nodes {
+        let next: Vec<String> = match n {
+            ast::Node::Literal(c) => out.iter().map(|s| format!("{s}{c}")).collect(),
+            ast::Node::Concat(v) => {
+                let tails = literal_strings(v)?;
+                out.iter()
+                    .flat_map(|s| tails.iter().map(move |t| format!("{s}{t}")))
+                    .collect()
+            }
+            ast::Node::Alt(branches) => {
+                let mut tails = Vec::new();
+                for b in branches {
+                    tails.extend(literal_strings(std::slice::from_ref(b))?);
+                }
+                out.iter()
+                    .flat_map(|s| tails.iter().map(move |t| format!("{s}{t}")))
+                    .collect()
+            }
+            _ => return None,
+        };
+        if next.len() > 64 {
+            return None;
+        }
+        out = next;
+    }
+    Some(out)
+}
+
 /// Why a pattern has no [`DfaPlan`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Unsupported {
@@ -567,6 +612,42 @@ impl Regex {
                 }
             }
         })
+    }
+
+    /// The pattern as a leading loop and literals, when it is exactly
+    /// `C*(?:l1|l2|...)`: a greedy, unbounded repeat of one character class
+    /// followed by a choice of non-empty literal strings, with no group,
+    /// assertion, lookaround or flag-folded character (see
+    /// [`LoopedLiterals`]). `None` otherwise, and for a regex built by
+    /// [`Regex::from_static`] (it has no pattern tree).
+    pub fn looped_literals(&self) -> Option<LoopedLiterals> {
+        let Some(ast::Node::Concat(items)) = &self.inner.node else {
+            return None;
+        };
+        let (
+            ast::Node::Repeat {
+                node,
+                min: 0,
+                max: None,
+                greedy: true,
+                possessive: false,
+                ..
+            },
+            rest,
+        ) = items.split_first()?
+        else {
+            return None;
+        };
+        let class = match node.as_ref() {
+            ast::Node::Class(class) => class.clone(),
+            ast::Node::Literal(c) => Class::from_unicode(&class::cp_range(*c as u32, *c as u32)),
+            _ => return None,
+        };
+        let literals = literal_strings(rest)?;
+        if literals.is_empty() || literals.iter().any(String::is_empty) {
+            return None;
+        }
+        Some(LoopedLiterals { class, literals })
     }
 
     /// The DFA plan (see [`DfaPlan`]), or why there is none.

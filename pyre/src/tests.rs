@@ -766,3 +766,33 @@ fn static_programs_are_borrowed() {
     );
     assert_eq!(r.search("ab", 0).unwrap(), re("").search("ab", 0).unwrap());
 }
+
+#[test]
+fn looped_literals_are_a_leading_loop_and_literals_only() {
+    let looped = |p: &str| Regex::new(p).expect(p).looped_literals();
+    let l = looped(r"\s*<tool_call>").expect("a loop and a literal");
+    assert_eq!(l.literals, ["<tool_call>"]);
+    assert!(l.class.contains(' ') && l.class.contains('\u{3000}') && !l.class.contains('<'));
+    let l = looped(r"\s*(?:<\|im_end\|>|<\|endoftext\|>)").expect("a loop and two literals");
+    assert_eq!(l.literals, ["<|im_end|>", "<|endoftext|>"]);
+    let l = looped(r"\n*(?:<a|<b)c").expect("alternatives then a literal");
+    assert_eq!(l.literals, ["<ac", "<bc"]);
+    for p in [
+        r"\s*",
+        r"<a>",
+        r"\s+<a>",
+        r"\s*?<a>",
+        r"\s*+<a>",
+        r"(\s*)<a>",
+        r"\s*(<a>)",
+        r"\s*(?P<n><a>)",
+        r"\s*(?:<tool_call>\s*)?<function=(?P<name>[^>\n]+)>",
+        r"\s*<a>$",
+        r"\s*(?=<)<a>",
+        r"\s*(?i)<a>",
+        r"\s*(?:<a>|)",
+        r"x\s*<a>",
+    ] {
+        assert_eq!(looped(p), None, "{p}");
+    }
+}

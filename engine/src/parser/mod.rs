@@ -849,11 +849,17 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             let ws = &self.t.watch_sets[wi];
             let delims: &[Delimiter] = &self.t.delimiters;
             let m = self.m;
-            self.scan
-                .advance_with(ws, delims, &src, &self.guards, eos, |bytes, eos| {
-                    m.find_literal(wi, bytes, eos)
-                });
-            let decision = match self.scan.decide(ws, delims, &src, eos) {
+            let answered = m.answers(wi);
+            self.scan.advance_with(
+                ws,
+                delims,
+                &src,
+                &self.guards,
+                eos,
+                answered,
+                |bytes, eos| m.find_literal(wi, bytes, eos),
+            );
+            let decision = match self.scan.decide(ws, delims, &src, eos, answered) {
                 Ok(d) => d,
                 Err(ScanError::Budget) if self.options.lenient => {
                     // The rest cannot be scanned within the budget: it is

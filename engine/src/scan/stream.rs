@@ -629,7 +629,10 @@ impl StreamScan {
     /// Reads the text up to its end; with `eos`, also applies the end of
     /// input, after which every thread is settled. `literal` is a machine's
     /// specialised search for a literal watch set (`None`: the engine's own
-    /// search, [`LiteralSet::search`]).
+    /// search, [`LiteralSet::search`]); with `answered`, the machine's
+    /// search decides this watch set although it is not all literals (see
+    /// [`crate::machine::Machine::answers`]).
+    #[allow(clippy::too_many_arguments)]
     pub fn advance_with(
         &mut self,
         ws: &WatchSet,
@@ -637,12 +640,13 @@ impl StreamScan {
         hay: &Hay<'_>,
         guards: &dyn Guards,
         eos: bool,
+        answered: bool,
         literal: impl FnOnce(&[u8], bool) -> Option<LiteralHit>,
     ) {
         self.refresh();
         let len = hay.end();
-        if let Some(set) = &ws.literals {
-            self.advance_literals(ws, set, hay, eos, literal);
+        if ws.literals.is_some() || answered {
+            self.advance_literals(ws, ws.literals.as_ref(), hay, eos, literal);
             return;
         }
         let bytes = hay.text.as_bytes();
@@ -792,7 +796,7 @@ impl StreamScan {
     fn advance_literals(
         &mut self,
         ws: &WatchSet,
-        set: &LiteralSet,
+        set: Option<&LiteralSet>,
         hay: &Hay<'_>,
         eos: bool,
         specialised: impl FnOnce(&[u8], bool) -> Option<LiteralHit>,
@@ -807,7 +811,12 @@ impl StreamScan {
         if eos {
             self.ended = true;
         }
-        let hit = specialised(bytes, eos).unwrap_or_else(|| set.search(ws, bytes, eos));
+        // A state the machine answers for has no literal set: its search is
+        // the machine's alone (and always answers).
+        let hit = specialised(bytes, eos).unwrap_or_else(|| match set {
+            Some(set) => set.search(ws, bytes, eos),
+            None => LiteralHit::Nothing,
+        });
         // What the search read: up to the end of a match, else all of it
         // (a held partial literal is read again when the rest arrives).
         self.bytes_read += match hit {
@@ -853,10 +862,11 @@ impl StreamScan {
         delims: &[Delimiter],
         hay: &Hay<'_>,
         eos: bool,
+        answered: bool,
     ) -> Result<Decision, ScanError> {
         self.refresh();
         let len = hay.end();
-        if ws.literals.is_some() {
+        if ws.literals.is_some() || answered {
             return Ok(match &self.lit_found {
                 Some((entry, f)) => Decision::Commit {
                     entry: *entry,
@@ -1188,8 +1198,8 @@ mod tests {
             base: 0,
             before: None,
         };
-        scan.advance_with(&ws, delims, &hay, &NoGuards, eos, |_, _| None);
-        scan.decide(&ws, delims, &hay, eos)
+        scan.advance_with(&ws, delims, &hay, &NoGuards, eos, false, |_, _| None);
+        scan.decide(&ws, delims, &hay, eos, false)
             .expect("no budget trouble")
     }
 

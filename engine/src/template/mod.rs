@@ -468,6 +468,11 @@ impl Template {
         &self.delimiters[i]
     }
 
+    /// Every delimiter, by index.
+    pub fn delimiters(&self) -> &[Delimiter] {
+        &self.delimiters
+    }
+
     /// Whether every delimiter runs on automata (no backtracking path).
     pub fn is_linear(&self) -> bool {
         self.delimiters.iter().all(Delimiter::is_dfa)
