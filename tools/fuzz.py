@@ -291,6 +291,8 @@ class TemplateGen:
                 "tag_pattern": rng.choice(
                     [
                         r"<parameter=(?P<key>\w+)>\s*(?P<value>.*?)\s*</parameter>",
+                        # Qwen3-Coder's: the shape pyre finds without its VM.
+                        r"<parameter=(?P<key>[^>\n]+)>\n?(?P<value>.*?)\n?</parameter>",
                         r"<(?P<key>\w+)=(?P<value>[^>]+)>",
                         r"<(?P<key>\w+)>\s*(?P<value>.*?)\s*</\1>",
                     ]
@@ -422,6 +424,8 @@ def body_for(field, rng):
                 "<k>v</k><n> 7 </n><k>w</k>",
                 "no tags here",
                 "<parameter=x>[1, 2]</parameter>",
+                "<parameter=a b>\n\nParis\n\n</parameter><parameter=>x</parameter><parameter=k\n>y</parameter>",
+                "<parameter=n>\n</parameter>\n<parameter=m>7\n</parameter",
                 "",
             ]
         )

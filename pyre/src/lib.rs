@@ -54,6 +54,7 @@ mod compile;
 mod dfa;
 mod exec;
 mod parse;
+mod tag;
 #[cfg(test)]
 mod tests;
 pub mod unicode_tables;
@@ -87,6 +88,9 @@ struct Inner {
     /// from a precompiled program ([`Regex::from_static`]).
     node: Option<ast::Node>,
     prog: Cow<'static, Program>,
+    /// The pattern's tag shape, when `find_iter` can run without the VM
+    /// (see the `tag` module).
+    tag: Option<tag::TagShape>,
 }
 
 /// Why a pattern does not compile.
@@ -248,6 +252,7 @@ impl Regex {
     pub fn new(pattern: &str) -> Result<Regex, RegexError> {
         let parsed = parse::parse(pattern)?;
         let prog = compile::compile(&parsed.node, parsed.group_count)?;
+        let tag = tag::TagShape::of(&parsed.node, parsed.group_count);
         Ok(Regex {
             inner: Arc::new(Inner {
                 pattern: pattern.to_owned(),
@@ -255,6 +260,7 @@ impl Regex {
                 groups: parsed.group_count,
                 node: Some(parsed.node),
                 prog: Cow::Owned(prog),
+                tag,
             }),
         })
     }
@@ -278,6 +284,7 @@ impl Regex {
                 groups,
                 node: None,
                 prog: Cow::Borrowed(prog),
+                tag: None,
             }),
         }
     }
@@ -584,6 +591,33 @@ impl Regex {
     /// (The iterator owns a copy of `hay`: the signature promises it outlives
     /// both borrows, which a borrowing iterator could not.)
     pub fn find_iter<'r, 'h>(
+        &'r self,
+        hay: &'h str,
+    ) -> impl Iterator<Item = Result<Captures, MatchError>> + use<'r, 'h> {
+        // Tag patterns (`<parameter=(?P<key>[^>\n]+)>(?P<value>.*?)</parameter>`)
+        // are found by string searches, in linear time; the rest by the VM.
+        let mut tag = self.inner.tag.as_ref().map(|t| t.find_iter(hay));
+        let mut vm = match tag {
+            Some(_) => None,
+            None => Some(self.find_iter_vm(hay)),
+        };
+        std::iter::from_fn(move || match (&mut tag, &mut vm) {
+            (Some(t), _) => t.next().map(Ok),
+            (None, Some(v)) => v.next(),
+            (None, None) => None,
+        })
+    }
+
+    /// Whether [`Regex::find_iter`] runs without the VM for this pattern.
+    #[doc(hidden)]
+    pub fn finds_tags_directly(&self) -> bool {
+        self.inner.tag.is_some()
+    }
+
+    /// [`Regex::find_iter`] on the backtracking VM, whatever the pattern
+    /// (the differential tests compare the two).
+    #[doc(hidden)]
+    pub fn find_iter_vm<'r, 'h>(
         &'r self,
         hay: &'h str,
     ) -> impl Iterator<Item = Result<Captures, MatchError>> + 'r + 'h {

@@ -796,3 +796,122 @@ fn looped_literals_are_a_leading_loop_and_literals_only() {
         assert_eq!(looped(p), None, "{p}");
     }
 }
+
+/// xorshift64: deterministic texts without a dependency.
+fn xorshift(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
+#[test]
+fn tag_patterns_find_what_the_vm_finds() {
+    let shaped = [
+        r#"<parameter=(?P<key>[^>\n]+)>\n?(?P<value>.*?)\n?</parameter>"#,
+        r#"<parameter=(?P<key>[^>\n]+)>(?P<value>.*?)</parameter>"#,
+        r#"<parameter name="(?P<key>[^"]+)">(?P<value>.*?)</parameter>"#,
+        r#"<steptml:parameter name="(?P<key>[^"]+)">(?P<value>.*?)</steptml:parameter>"#,
+        r#"<p=(?P<key>\w+)>\n?(?P<value>.*?)</p>"#,
+        r#"<p=(?P<key>\w+)>(?P<value>.*?)\n?</p>"#,
+        r#"<<(?P<value>[^<]+)<(?P<key>.*?)<"#,
+    ];
+    for p in shaped {
+        let re = Regex::new(p).expect(p);
+        assert!(re.finds_tags_directly(), "{p} has the tag shape");
+    }
+    for p in [
+        r"<(?P<key>\w+)>\s*(?P<value>.*?)\s*</\1>",
+        r"<arg_key>(?P<key>.*?)</arg_key>\s*<arg_value>(?P<value>.*?)</arg_value>",
+        r"(?P<key>\w+)\s*=\s*(?P<value>.*?)\s*(?=,|$)",
+        r"<(?P<key>\w+)=(?P<value>[^>]+)>",
+        r"<p=(?P<key>[^>]+?)>(?P<value>.*?)</p>",
+        r"<p=(?P<key>[\w>]+)>(?P<value>.*?)</p>",
+        r"(?P<key>\w+)>(?P<value>.*?)</p>",
+        r"<p=(?P<key>\w+)>(?P<value>.*?)",
+        r"<p=(?P<key>\w+)>(?P<value>.*?)</p>(x)",
+    ] {
+        let re = Regex::new(p).expect(p);
+        assert!(!re.finds_tags_directly(), "{p} is not a tag shape");
+    }
+    let spans = |c: &Captures| (0..c.len()).map(|i| c.get(i)).collect::<Vec<_>>();
+    let mut state = 0x2545_F491_4F6C_DD1D_u64;
+    let mut compared = 0;
+    for p in shaped {
+        let re = Regex::new(p).expect(p);
+        let parts: Vec<String> = {
+            let mut v: Vec<String> = [
+                "<parameter=",
+                "<parameter name=\"",
+                "<steptml:parameter name=\"",
+                "<p=",
+                "<<",
+                "</parameter>",
+                "</steptml:parameter>",
+                "</p>",
+                "\">",
+                ">",
+                "<",
+                "\n",
+                "\"",
+                "city",
+                "a b",
+                "x",
+                "é",
+                "大阪",
+                "_1",
+                "</",
+                "<param",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+            v.push(String::new());
+            v
+        };
+        // Whole tags of this pattern's shape, with newlines around the
+        // value and stray pieces inside it, among random pieces.
+        let shape = re.inner.tag.clone().expect("a tag shape");
+        for _ in 0..3000 {
+            let n = 1 + (xorshift(&mut state) % 14) as usize;
+            let mut text = String::new();
+            for _ in 0..n {
+                let pick = |state: &mut u64| {
+                    parts[(xorshift(state) % parts.len() as u64) as usize].as_str()
+                };
+                if xorshift(&mut state).is_multiple_of(3) {
+                    text.push_str(&shape.prefix);
+                    text.push_str(
+                        ["x", "city", "a b", "大阪", "", "\n"][(xorshift(&mut state) % 6) as usize],
+                    );
+                    text.push_str(&shape.mid);
+                    for _ in 0..xorshift(&mut state) % 3 {
+                        text.push('\n');
+                    }
+                    for _ in 0..xorshift(&mut state) % 3 {
+                        text.push_str(pick(&mut state));
+                    }
+                    for _ in 0..xorshift(&mut state) % 3 {
+                        text.push('\n');
+                    }
+                    if !xorshift(&mut state).is_multiple_of(4) {
+                        text.push_str(&shape.suffix);
+                    }
+                } else {
+                    text.push_str(pick(&mut state));
+                }
+            }
+            let direct: Vec<_> = re
+                .find_iter(&text)
+                .map(|m| spans(&m.expect("no budget")))
+                .collect();
+            let vm: Vec<_> = re
+                .find_iter_vm(&text)
+                .map(|m| spans(&m.expect("no budget")))
+                .collect();
+            assert_eq!(direct, vm, "{p} on {text:?}");
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, 3000 * shaped.len());
+}
