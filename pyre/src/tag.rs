@@ -90,6 +90,35 @@ fn optional_newline(items: &mut &[&Node]) -> bool {
     false
 }
 
+/// Reads a capture group around an unbounded repeat from the front of
+/// `items` (`(?P<key>C+)`: `min` 1, greedy; `(?P<value>.*?)`: `min` 0,
+/// lazy): the group's index and the repeated item.
+fn repeated_group<'a>(
+    items: &mut &[&'a Node],
+    min: u32,
+    greedy: bool,
+) -> Option<(usize, &'a Node)> {
+    let [Node::Group { index, node }, rest @ ..] = *items else {
+        return None;
+    };
+    let Node::Repeat {
+        node: item,
+        min: m,
+        max: None,
+        greedy: g,
+        possessive: false,
+        ..
+    } = single(node)
+    else {
+        return None;
+    };
+    if *m != min || *g != greedy {
+        return None;
+    }
+    *items = rest;
+    Some((*index, item))
+}
+
 impl TagShape {
     /// The shape of a pattern tree with `groups` groups, if it has it.
     pub(crate) fn of(node: &Node, groups: usize) -> Option<TagShape> {
@@ -97,56 +126,14 @@ impl TagShape {
         flatten(node, &mut all);
         let mut items: &[&Node] = &all;
         let prefix = literal(&mut items);
-        let [
-            Node::Group {
-                index: key_group,
-                node: key,
-            },
-            rest @ ..,
-        ] = items
-        else {
-            return None;
-        };
-        items = rest;
-        let Node::Repeat {
-            node: key_item,
-            min: 1,
-            max: None,
-            greedy: true,
-            possessive: false,
-            ..
-        } = single(key)
-        else {
-            return None;
-        };
+        let (key_group, key_item) = repeated_group(&mut items, 1, true)?;
         let class = match single(key_item) {
             Node::Class(c) | Node::NegChar(c) => c.clone(),
             _ => return None,
         };
         let mid = literal(&mut items);
         let nl_before = optional_newline(&mut items);
-        let [
-            Node::Group {
-                index: value_group,
-                node: value,
-            },
-            rest @ ..,
-        ] = items
-        else {
-            return None;
-        };
-        items = rest;
-        let Node::Repeat {
-            node: value_item,
-            min: 0,
-            max: None,
-            greedy: false,
-            possessive: false,
-            ..
-        } = single(value)
-        else {
-            return None;
-        };
+        let (value_group, value_item) = repeated_group(&mut items, 0, false)?;
         // `.` under DOTALL: every character (surrogates are no `char`).
         let Node::Class(any) = single(value_item) else {
             return None;
@@ -169,11 +156,11 @@ impl TagShape {
         }
         Some(TagShape {
             prefix,
-            key_group: *key_group,
+            key_group,
             class,
             mid,
             nl_before,
-            value_group: *value_group,
+            value_group,
             nl_after,
             suffix,
             groups,
