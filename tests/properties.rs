@@ -235,7 +235,7 @@ fn template_strategy() -> impl Strategy<Value = Value> {
         value,
     )
         .prop_map(|(fields, extra)| {
-            let mut m = retort::Map::new();
+            let mut m = retort::Map::default();
             m.insert("start_anchor".into(), Value::Str("<ai>".into()));
             m.insert(
                 "fields".into(),

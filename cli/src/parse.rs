@@ -432,7 +432,7 @@ impl<'t> Run<'t> {
     /// on stderr for people, with what was parsed before it.
     fn fail(&mut self, e: &ParseError, when: &str) -> Failure {
         if self.stream {
-            let mut err = Map::new();
+            let mut err = Map::default();
             err.insert("kind".into(), Value::Str(kind_name(&e.kind).into()));
             err.insert(
                 "field".into(),

@@ -93,7 +93,7 @@ fn stdout(o: &Output) -> String {
 /// (the prompt's too), then the message, or the error.
 fn stream_run(o: &Output, id: &str) -> Value {
     let mut events = Vec::new();
-    let mut run = Map::new();
+    let mut run = Map::default();
     for line in stdout(o).lines() {
         let v = json_loads_with_depth(line, usize::MAX)
             .unwrap_or_else(|e| panic!("{id}: not JSON: {line}: {e}"));
@@ -182,7 +182,7 @@ fn check_chunks_add_up(id: &str, run: &Value, template: &Value, defaults: &Map) 
     };
     let texts = plain_text_fields(template);
     let mut open: Option<(String, String)> = None;
-    let mut last: Map = Map::new();
+    let mut last: Map = Map::default();
     for e in field(run, "events").and_then(Value::as_list).unwrap_or(&[]) {
         let f = s(e, "field").to_owned();
         match s(e, "type") {
@@ -258,7 +258,7 @@ fn check_case(case: &Value) -> bool {
         .iter()
         .map(|n| stream_run(&run(&f.args, &["--stream", "--chunk", n]), id))
         .collect();
-    let mut result = Map::new();
+    let mut result = Map::default();
     result.insert("whole".into(), streams[0].clone());
     result.insert("streams".into(), Value::List(streams.clone()));
     let problems = compare(&as_streamed(case, streams.len()), &Value::Map(result));
@@ -273,7 +273,7 @@ fn check_case(case: &Value) -> bool {
     };
     let defaults = match field(doc, "defaults") {
         Some(Value::Map(m)) => m.clone(),
-        _ => Map::new(),
+        _ => Map::default(),
     };
     for stream in &streams {
         check_chunks_add_up(id, stream, &f.template, &defaults);

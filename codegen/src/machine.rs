@@ -450,9 +450,13 @@ fn literal_fn(t: &Template, wi: usize, ws: &WatchSet, rt: &TokenStream) -> Optio
         [(_, l)] if l.len() > 1 => {
             let lit = Literal::byte_string(l);
             let keep = l.len() - 1;
+            // The searcher is built once (its set-up costs about as much as
+            // a search of a few kilobytes), on first use.
             quote! {
                 if bytes.len() >= 64 {
-                    i = match #rt::memchr::memmem::find(bytes, #lit) {
+                    static FINDER: ::std::sync::LazyLock<#rt::memchr::memmem::Finder<'static>> =
+                        ::std::sync::LazyLock::new(|| #rt::memchr::memmem::Finder::new(#lit));
+                    i = match FINDER.find(bytes) {
                         ::core::option::Option::Some(at) => at,
                         ::core::option::Option::None => bytes.len().saturating_sub(#keep),
                     };

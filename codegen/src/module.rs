@@ -202,7 +202,7 @@ pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream
                     ::core::result::Result::Ok(#name { #(#reads,)* })
                 }
                 fn to_value(&self) -> #kr::Value {
-                    let mut out = #kr::Map::new();
+                    let mut out = #kr::Map::default();
                     #(#writes)*
                     #kr::Value::Map(out)
                 }
@@ -334,7 +334,7 @@ pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream
 
                 /// The message as the reference's dict.
                 pub fn to_map(&self) -> #kr::Map {
-                    let mut out = #kr::Map::new();
+                    let mut out = #kr::Map::default();
                     #(#writes)*
                     out
                 }

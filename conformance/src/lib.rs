@@ -37,7 +37,7 @@ fn s(v: &str) -> Value {
 
 /// The result format of an error: `{"kind", "type", "message"}`.
 pub fn error_value(kind: &str, message: &str) -> Value {
-    let mut m = Map::new();
+    let mut m = Map::default();
     m.insert("kind".into(), s(kind));
     m.insert("type".into(), s("ValueError"));
     m.insert("message".into(), s(message));
@@ -51,13 +51,13 @@ pub fn events_value(events: &[OwnedEvent]) -> Value {
             .into_iter()
             .map(|e| match e {
                 OwnedEvent::RegionOpen { field } => {
-                    let mut m = Map::new();
+                    let mut m = Map::default();
                     m.insert("type".into(), s("region_open"));
                     m.insert("field".into(), Value::Str(field));
                     Value::Map(m)
                 }
                 OwnedEvent::RegionChunk { field, text, dirty } => {
-                    let mut m = Map::new();
+                    let mut m = Map::default();
                     m.insert("type".into(), s("region_chunk"));
                     m.insert("field".into(), Value::Str(field));
                     m.insert("text".into(), Value::Str(text));
@@ -65,14 +65,14 @@ pub fn events_value(events: &[OwnedEvent]) -> Value {
                     Value::Map(m)
                 }
                 OwnedEvent::RegionClose { field, value } => {
-                    let mut m = Map::new();
+                    let mut m = Map::default();
                     m.insert("type".into(), s("region_close"));
                     m.insert("field".into(), Value::Str(field));
                     m.insert("value".into(), value);
                     Value::Map(m)
                 }
                 OwnedEvent::RegionMalformed { field, raw, error } => {
-                    let mut m = Map::new();
+                    let mut m = Map::default();
                     m.insert("type".into(), s("region_malformed"));
                     m.insert("field".into(), Value::Str(field));
                     m.insert("raw".into(), Value::Str(raw));
@@ -83,7 +83,7 @@ pub fn events_value(events: &[OwnedEvent]) -> Value {
                 // that any comparison with the reference's events fails
                 // rather than the event being dropped.
                 other => {
-                    let mut m = Map::new();
+                    let mut m = Map::default();
                     m.insert("type".into(), s("unknown_event"));
                     m.insert("debug".into(), Value::Str(format!("{other:?}")));
                     Value::Map(m)
@@ -95,7 +95,7 @@ pub fn events_value(events: &[OwnedEvent]) -> Value {
 
 /// A failed run in the result format.
 pub fn run_error(e: &ParseError, at: &str, initial: Option<&[OwnedEvent]>) -> Value {
-    let mut m = Map::new();
+    let mut m = Map::default();
     m.insert("error".into(), error_value("parse", &e.to_string()));
     m.insert("at".into(), s(at));
     if let Some(initial) = initial {
@@ -106,7 +106,7 @@ pub fn run_error(e: &ParseError, at: &str, initial: Option<&[OwnedEvent]>) -> Va
 
 /// A successful run in the result format.
 pub fn run_ok(initial: &[OwnedEvent], events: &[OwnedEvent], message: Map) -> Value {
-    let mut m = Map::new();
+    let mut m = Map::default();
     m.insert("initial_events".into(), events_value(initial));
     m.insert("events".into(), events_value(events));
     m.insert("message".into(), Value::Map(message));
@@ -194,7 +194,7 @@ pub fn run_case(
 
 /// The result of a case whose template was rejected.
 pub fn template_error_result(case: &Value, e: &TemplateError) -> Value {
-    let mut m = Map::new();
+    let mut m = Map::default();
     m.insert(
         "id".into(),
         field(case, "id").cloned().unwrap_or(Value::Null),
@@ -211,7 +211,7 @@ pub fn run_case_with(case: &Value, runner: &dyn Runner) -> Value {
     let text = field(case, "text").and_then(Value::as_str).unwrap_or("");
     let prefix = field(case, "prefix").and_then(Value::as_str).unwrap_or("");
     let tools = field(case, "tools").filter(|v| !matches!(v, Value::Null));
-    let mut m = Map::new();
+    let mut m = Map::default();
     m.insert(
         "id".into(),
         field(case, "id").cloned().unwrap_or(Value::Null),

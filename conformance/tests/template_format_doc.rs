@@ -334,7 +334,7 @@ fn examples_give_the_documented_results() {
             continue;
         }
         let text = ex.get("text").and_then(Value::as_str).unwrap_or("");
-        let mut case = Map::new();
+        let mut case = Map::default();
         case.insert("id".into(), Value::Str(at.clone()));
         for key in ["template", "prefix", "text", "tools"] {
             if let Some(v) = ex.get(key) {

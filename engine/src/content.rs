@@ -385,7 +385,7 @@ impl SubParser {
         if level >= MAX_NESTED_PARSERS {
             return SubParser::Fails(PyErr::recursion(""));
         }
-        let empty = Value::Map(Map::new());
+        let empty = Value::Map(Map::default());
         let args = vp.get(VALUE_PARSER_ARGS).unwrap_or(&empty);
         match vp.get(VALUE_PARSER_NAME) {
             None => SubParser::Spec(Box::new(ContentSpec::build("text", args, level + 1))),
@@ -771,7 +771,7 @@ impl XmlArgs {
         };
         let key_group = re.group_index("key");
         let value_group = re.group_index("value");
-        let mut out = Map::new();
+        let mut out = Map::default();
         for m in re.find_iter(text) {
             let m = m.map_err(budget_error)?;
             let Some((ks, ke)) = key_group.and_then(|g| m.get(g)) else {
@@ -1196,7 +1196,7 @@ impl KvArgs {
             LineSep::Fails(e) => return Err(e.clone()),
         };
         let strip = |s: &'_ str| -> String { if self.strip { py::strip(s) } else { s }.to_owned() };
-        let mut out = Map::new();
+        let mut out = Map::default();
         for line in lines {
             let line = strip(line);
             if line.is_empty() {
@@ -1485,7 +1485,7 @@ mod tests {
                 }
                 stream.advance(body, true, &mut got).unwrap();
                 // Written in order, repeated keys load to the dict.
-                let mut map = Map::new();
+                let mut map = Map::default();
                 for (k, v) in got {
                     map.insert(k, v);
                 }

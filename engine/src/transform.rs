@@ -403,7 +403,7 @@ impl Node {
     fn apply_plain(&self, scope: &mut Map, uses: &[&str]) -> Result<Value, PyErr> {
         match self {
             Node::Map(entries) => {
-                let mut out = Map::with_capacity(entries.len());
+                let mut out = crate::value::map_with_capacity(entries.len());
                 for (k, v) in entries {
                     out.insert(k.clone(), v.apply_plain(scope, uses)?);
                 }
@@ -806,7 +806,7 @@ mod tests {
         let t = Transform::new(&v(
             r#"{"f": {"n": "{name}", "a": "{content.args}"}, "k": [1, "{name}"]}"#,
         ));
-        let mut scope = Map::new();
+        let mut scope = Map::default();
         scope.insert("name".into(), Value::Str("get".into()));
         scope.insert("content".into(), v(r#"{"args": {"x": 1}}"#));
         assert_eq!(
@@ -872,7 +872,7 @@ mod tests {
 
     #[test]
     fn coercion_sees_shared_objects() {
-        let content = ContentSpec::new("json", &Value::Map(Map::new()));
+        let content = ContentSpec::new("json", &Value::Map(Map::default()));
         let t = Transform::new(&v(
             r#"{"function": {"name": "{name}", "arguments": "{content}"}, "raw": "{content}", "copy": "{content.i}"}"#,
         ));
@@ -896,7 +896,7 @@ mod tests {
 
     #[test]
     fn transform_each_checks() {
-        let content = ContentSpec::new("json", &Value::Map(Map::new()));
+        let content = ContentSpec::new("json", &Value::Map(Map::default()));
         let t = Transform::new(&v(r#"{"n": "{tool}"}"#));
         let out = finish_region(
             &content,

@@ -250,7 +250,7 @@ impl ToolCall {
             .get("arguments")
             .or_else(|| call.get("parameters"))
             .cloned()
-            .unwrap_or(Value::Map(Map::new()));
+            .unwrap_or(Value::Map(Map::default()));
         let id = match item.get("id") {
             Some(Value::Str(id)) => Some(id.clone()),
             _ => None,

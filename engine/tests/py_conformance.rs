@@ -49,7 +49,7 @@ fn untag(v: &Value) -> Value {
             let Some(Value::List(pairs)) = m.get("$dict") else {
                 panic!("untagged dict in a test line")
             };
-            let mut out = Map::new();
+            let mut out = Map::default();
             for pair in pairs {
                 let [Value::Str(k), v] = pair.as_list().expect("a $dict pair") else {
                     panic!("bad $dict pair")
@@ -132,7 +132,7 @@ fn run(case: &Map) -> Outcome {
 }
 
 fn run_field(case: &Map) -> Outcome {
-    let empty = Value::Map(Map::new());
+    let empty = Value::Map(Map::default());
     let content = ContentSpec::new(
         text(case, "content"),
         case.get("content_args").unwrap_or(&empty),

@@ -126,7 +126,7 @@ proptest! {
         let caps = [("name".to_owned(), "f".to_owned())];
         let _ = finish_region(&spec, Some(&transform), each, &s, &caps, "f", tools.as_ref());
         let _ = finish_region(&spec, None, false, &s, &[], "f", tools.as_ref());
-        let _ = transform.apply(&Map::new());
+        let _ = transform.apply(&Map::default());
     }
 }
 

@@ -871,12 +871,12 @@ impl Deltas {
     /// failed).
     fn coerce_param(&self, i: usize, key: &str, value: Value) -> Option<Value> {
         let name = self.calls[i].name.clone()?;
-        let mut args = Map::new();
+        let mut args = Map::default();
         args.insert(key.to_owned(), value);
-        let mut func = Map::new();
+        let mut func = Map::default();
         func.insert("name".into(), Value::Str(name));
         func.insert("arguments".into(), Value::Map(args));
-        let mut call = Map::new();
+        let mut call = Map::default();
         call.insert("function".into(), Value::Map(func));
         let v = self.schemas.coerce_tool_calls(Value::Map(call)).ok()?;
         ToolCall::from_value(&v).and_then(|c| c.arguments.as_map()?.get(key).cloned())

@@ -41,6 +41,11 @@ pub(crate) struct TagShape {
     pub(crate) suffix: String,
     /// Groups of the pattern, excluding group 0.
     groups: usize,
+    /// The searchers of `prefix` and `suffix`, built once with the shape:
+    /// a region's parameters are read many times per message, and building
+    /// a searcher costs about as much as a short search.
+    prefix_finder: memmem::Finder<'static>,
+    suffix_finder: memmem::Finder<'static>,
 }
 
 /// Appends the nodes of `node` to `out`, with nested sequences flattened.
@@ -154,6 +159,8 @@ impl TagShape {
         {
             return None;
         }
+        let prefix_finder = memmem::Finder::new(prefix.as_bytes()).into_owned();
+        let suffix_finder = memmem::Finder::new(suffix.as_bytes()).into_owned();
         Some(TagShape {
             prefix,
             key_group,
@@ -162,6 +169,8 @@ impl TagShape {
             nl_before,
             value_group,
             nl_after,
+            prefix_finder,
+            suffix_finder,
             suffix,
             groups,
         })
@@ -173,8 +182,8 @@ impl TagShape {
             shape: self,
             hay,
             pos: 0,
-            prefix: memmem::Finder::new(self.prefix.as_bytes()),
-            suffix: memmem::Finder::new(self.suffix.as_bytes()),
+            prefix: self.prefix_finder.as_ref(),
+            suffix: self.suffix_finder.as_ref(),
             next_suffix: None,
         }
     }

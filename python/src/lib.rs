@@ -138,7 +138,7 @@ fn py_to_value(obj: &Bound<'_, PyAny>, path: &mut String, depth: usize) -> PyRes
         return Ok(Value::Float(f.value()));
     }
     if let Ok(d) = obj.cast::<PyDict>() {
-        let mut map = Map::with_capacity(d.len());
+        let mut map = retort::value::map_with_capacity(d.len());
         for (k, v) in d.iter() {
             let Ok(key) = k.cast::<PyString>() else {
                 return Err(PyTypeError::new_err(format!(

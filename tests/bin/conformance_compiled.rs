@@ -77,7 +77,7 @@ fn run(path: &std::path::Path) -> Result<(), String> {
 
 /// A result line saying why a case did not run.
 fn skipped(id: Value, why: &str) -> Value {
-    let mut m = retort::Map::new();
+    let mut m = retort::Map::default();
     m.insert("id".into(), id);
     m.insert("skipped".into(), Value::Str(why.into()));
     Value::Map(m)

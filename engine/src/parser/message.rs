@@ -172,7 +172,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             self.read_params(true);
         }
         let streamed = self.xml.is_some().then(|| {
-            let mut map = Map::new();
+            let mut map = Map::default();
             for (k, v) in self.xml_params.drain(..) {
                 map.insert(k, v);
             }

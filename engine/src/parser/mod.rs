@@ -250,7 +250,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             body: String::new(),
             body_start: 0,
             captures: Vec::new(),
-            output: Map::new(),
+            output: Map::default(),
             scan: StreamScan::default(),
             guards: GuardState::default(),
             stuck: false,
@@ -643,7 +643,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         // values of other keys at the end. The defaults are applied here
         // rather than copied into every parser at construction.
         let mut output = std::mem::take(&mut self.output);
-        let mut message = Map::with_capacity(defaults.len() + output.len());
+        let mut message = crate::value::map_with_capacity(defaults.len() + output.len());
         for (k, default) in defaults {
             let v = match output.get_mut(k) {
                 Some(v) => std::mem::replace(v, Value::Null),

@@ -214,11 +214,11 @@ impl Scanner<'_> {
                     }
                     let inner = self.skip_ws(idx + 1);
                     match (c, self.at(inner)) {
-                        (b'{', Some(b'}')) => (Value::Map(Map::new()), inner + 1),
+                        (b'{', Some(b'}')) => (Value::Map(Map::default()), inner + 1),
                         (b'[', Some(b']')) => (Value::List(Vec::new()), inner + 1),
                         (b'{', _) => {
                             let (key, next) = self.object_key(inner)?;
-                            stack.push(Open::Object(Map::new(), key));
+                            stack.push(Open::Object(Map::default(), key));
                             idx = next;
                             continue;
                         }

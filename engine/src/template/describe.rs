@@ -395,7 +395,7 @@ fn transform_info(node: &Node) -> TransformInfo {
     fn walk(node: &Node, placeholders: &mut Vec<String>, too_deep: &mut bool) -> Value {
         match node {
             Node::Map(entries) => {
-                let mut m = Map::new();
+                let mut m = Map::default();
                 for (k, v) in entries {
                     m.insert(k.clone(), walk(v, placeholders, too_deep));
                 }

@@ -266,7 +266,7 @@ impl Template {
             ));
         }
         let defaults = match spec.get("defaults") {
-            None => Map::new(),
+            None => Map::default(),
             Some(Value::Map(m)) => m.clone(),
             Some(_) => {
                 return Err(problem(
@@ -612,7 +612,7 @@ fn build_field(
             None
         }
     };
-    let empty_args = Value::Map(Map::new());
+    let empty_args = Value::Map(Map::default());
     let content_args = field.get("content_args").unwrap_or(&empty_args);
     let content = ContentSpec::new(content, content_args);
     let dirty = content.dirty();
