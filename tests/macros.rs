@@ -166,3 +166,61 @@ fn messages_and_events_are_typed() {
     assert_eq!(json["reasoning_content"], "Greet them.");
     assert!(json.get("thinking").is_none());
 }
+
+/// A dict from JSON text, in the run-time form.
+fn map(json: &str) -> retort::Map {
+    match retort::py::json_loads(json).unwrap() {
+        Value::Map(m) => m,
+        other => panic!("not a dict: {other:?}"),
+    }
+}
+
+#[test]
+fn typed_messages_read_dicts_by_key_whatever_their_order() {
+    // Keys in any order, and keys the type does not know, read the same.
+    let m = map(
+        r#"{"content": "Hi", "extra": 1, "tool_calls": [{"function": {"name": "f"}, "type": "function"}], "role": "assistant"}"#,
+    );
+    assert!(smollm3::Message::fits(&m));
+    let msg = smollm3::Message::from_map(&m).unwrap();
+    assert_eq!(msg.role, "assistant");
+    assert_eq!(msg.content.as_deref(), Some("Hi"));
+    assert_eq!(msg.reasoning_content, None);
+    let calls = msg.tool_calls.as_ref().unwrap();
+    assert_eq!(calls[0].type_, "function");
+    assert_eq!(calls[0].function, Value::Map(map(r#"{"name": "f"}"#)));
+    // Written back in the type's order, without the unknown key.
+    assert_eq!(
+        msg.to_map(),
+        map(
+            r#"{"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": "f"}}], "content": "Hi"}"#
+        )
+    );
+}
+
+#[test]
+fn typed_messages_report_the_first_mismatch_in_member_order() {
+    // A required key missing.
+    let m = map(r#"{"content": "Hi"}"#);
+    assert!(!smollm3::Message::fits(&m));
+    let e = smollm3::Message::from_map(&m).unwrap_err();
+    assert_eq!(
+        (e.path.as_str(), e.expected, e.found),
+        ("role", "a value", "nothing")
+    );
+    // Two keys of the wrong type, the later one first in the dict: the
+    // member declared first is the one reported.
+    let m = map(r#"{"content": 5, "role": "assistant", "reasoning_content": [1]}"#);
+    assert!(!smollm3::Message::fits(&m));
+    let e = smollm3::Message::from_map(&m).unwrap_err();
+    assert_eq!(e.path, "reasoning_content");
+    // Inside a list of structs: the item's own required key.
+    let m = map(r#"{"role": "assistant", "tool_calls": [{"function": {}}]}"#);
+    assert!(!smollm3::Message::fits(&m));
+    let e = smollm3::Message::from_map(&m).unwrap_err();
+    assert_eq!(e.path, "tool_calls[0].type");
+    // A list where a dict belongs.
+    let m = map(r#"{"role": "assistant", "tool_calls": [[]]}"#);
+    assert!(!smollm3::Message::fits(&m));
+    assert!(smollm3::Message::from_map(&m).is_err());
+}

@@ -64,22 +64,32 @@ fn member_ty(m: &Member, model: &Model, kr: &TokenStream) -> TokenStream {
 }
 
 /// Struct fields, their reading from a dict and their writing to one.
+///
+/// Returns the field declarations; a block reading the struct `name` out
+/// of an owned `map: Map`; the writes of each member into `out`; and a
+/// block telling whether `map: &Map` fits the struct. Reading and the fit
+/// test each go over the dict's entries once, matching keys as strings:
+/// these dicts hold a few short keys, where hashing each key (and shifting
+/// the entries after each one taken out) cost more than the comparisons.
+/// Values are converted after the pass, in member order, so that the
+/// first mismatch reported is the one a member-by-member read would
+/// report.
 fn members_code(
+    name: &Ident,
     members: &[Member],
     model: &Model,
     kr: &TokenStream,
     kr_str: &str,
-) -> (
-    Vec<TokenStream>,
-    Vec<TokenStream>,
-    Vec<TokenStream>,
-    Vec<TokenStream>,
-) {
-    let mut fits = Vec::new();
+) -> (Vec<TokenStream>, TokenStream, Vec<TokenStream>, TokenStream) {
     let mut decls = Vec::new();
-    let mut reads = Vec::new();
     let mut writes = Vec::new();
-    for m in members {
+    let mut slots = Vec::new();
+    let mut read_arms = Vec::new();
+    let mut reads = Vec::new();
+    let mut fit_arms = Vec::new();
+    let mut required = Vec::new();
+    for (i, m) in members.iter().enumerate() {
+        let slot = format_ident!("slot_{}", i);
         let ident = format_ident!("{}", m.ident);
         let key = &m.key;
         let ty = member_ty(m, model, kr);
@@ -95,15 +105,25 @@ fn members_code(
             pub #ident: #ty
         });
         let plain = ty_tokens(&m.ty, model, kr);
-        fits.push(match m.presence {
-            Presence::Always => quote!(#kr::fits_required::<#plain>(map, #key)),
-            Presence::Nullable => quote!(#kr::fits_nullable::<#plain>(map, #key)),
-            Presence::Sometimes => quote!(#kr::fits_optional::<#plain>(map, #key)),
+        slots.push(quote! {
+            let mut #slot: ::core::option::Option<#kr::Value> = ::core::option::Option::None;
         });
+        read_arms.push(quote!(#key => #slot = ::core::option::Option::Some(value),));
         reads.push(match m.presence {
-            Presence::Always => quote!(#ident: #kr::take_required(map, #key)?),
-            Presence::Nullable => quote!(#ident: #kr::take_nullable(map, #key)?),
-            Presence::Sometimes => quote!(#ident: #kr::take(map, #key)?),
+            Presence::Always => quote!(#ident: #kr::convert_required(#slot, #key)?),
+            Presence::Nullable => quote!(#ident: #kr::convert_nullable(#slot, #key)?),
+            Presence::Sometimes => quote!(#ident: #kr::convert_optional(#slot, #key)?),
+        });
+        fit_arms.push(match m.presence {
+            Presence::Always => {
+                required.push(slot.clone());
+                quote!(#key => { #slot = true; ok = ok && <#plain as #kr::Typed>::fits(value); })
+            }
+            Presence::Nullable => quote! {
+                #key => ok = ok && (::core::matches!(value, #kr::Value::Null)
+                    || <#plain as #kr::Typed>::fits(value)),
+            },
+            Presence::Sometimes => quote!(#key => ok = ok && <#plain as #kr::Typed>::fits(value),),
         });
         writes.push(match m.presence {
             Presence::Always => quote! {
@@ -122,7 +142,28 @@ fn members_code(
             },
         });
     }
-    (decls, reads, writes, fits)
+    let read = quote! {
+        #(#slots)*
+        for (key, value) in map {
+            match key.as_str() {
+                #(#read_arms)*
+                _ => {}
+            }
+        }
+        ::core::result::Result::Ok(#name { #(#reads,)* })
+    };
+    let fits = quote! {
+        let mut ok = true;
+        #(let mut #required = false;)*
+        for (key, value) in map {
+            match key.as_str() {
+                #(#fit_arms)*
+                _ => {}
+            }
+        }
+        ok #(&& #required)*
+    };
+    (decls, read, writes, fits)
 }
 
 /// An accessor expression giving `Option<&str>` for a message key.
@@ -180,7 +221,7 @@ pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream
     let mut struct_items = Vec::new();
     for def in &model.structs {
         let name = format_ident!("{}", def.name);
-        let (decls, reads, writes, fits) = members_code(&def.members, &model, &kr, &kr_str);
+        let (decls, read, writes, fits) = members_code(&name, &def.members, &model, &kr, &kr_str);
         let doc = format!(" A value built by a transform of `{}`.", opts.display_path);
         struct_items.push(quote! {
             #[doc = #doc]
@@ -193,13 +234,13 @@ pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream
             impl #kr::Typed for #name {
                 fn fits(value: &#kr::Value) -> bool {
                     match value {
-                        #kr::Value::Map(map) => true #(&& #fits)*,
+                        #kr::Value::Map(map) => { #fits }
                         _ => false,
                     }
                 }
                 fn from_value(value: #kr::Value) -> ::core::result::Result<Self, #kr::Mismatch> {
-                    let map = &mut #kr::expect_map(value)?;
-                    ::core::result::Result::Ok(#name { #(#reads,)* })
+                    let map = #kr::expect_map(value)?;
+                    #read
                 }
                 fn to_value(&self) -> #kr::Value {
                     let mut out = #kr::Map::default();
@@ -209,7 +250,9 @@ pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream
             }
         });
     }
-    let (decls, reads, writes, fits) = members_code(&model.message, &model, &kr, &kr_str);
+    let message_name = format_ident!("Message");
+    let (decls, read, writes, fits) =
+        members_code(&message_name, &model.message, &model, &kr, &kr_str);
     let content = model
         .message
         .iter()
@@ -323,13 +366,12 @@ pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream
 
                 /// Whether a message in the run-time form fits these types.
                 pub fn fits(map: &#kr::Map) -> bool {
-                    true #(&& #fits)*
+                    #fits
                 }
 
                 /// Reads a message, moving its values.
-                pub fn from_owned(mut map: #kr::Map) -> ::core::result::Result<Message, #kr::Mismatch> {
-                    let map = &mut map;
-                    ::core::result::Result::Ok(Message { #(#reads,)* })
+                pub fn from_owned(map: #kr::Map) -> ::core::result::Result<Message, #kr::Mismatch> {
+                    #read
                 }
 
                 /// The message as the reference's dict.

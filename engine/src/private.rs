@@ -51,27 +51,28 @@ pub fn big_int(digits: &str) -> Value {
     }
 }
 
-/// Takes `key` out of a parsed message and converts it; a missing key is
+/// Converts the value a generated struct read for `key`; a missing key is
 /// `None`.
-pub fn take<T: Typed>(map: &mut Map, key: &str) -> Result<Option<T>, Mismatch> {
-    match map.shift_remove(key) {
+pub fn convert_optional<T: Typed>(value: Option<Value>, key: &str) -> Result<Option<T>, Mismatch> {
+    match value {
         None => Ok(None),
         Some(v) => T::from_value(v).map(Some).map_err(|e| e.in_key(key)),
     }
 }
 
-/// Takes `key`, which the template's defaults guarantee, out of a message;
-/// `null` is `None`.
-pub fn take_nullable<T: Typed>(map: &mut Map, key: &str) -> Result<Option<T>, Mismatch> {
-    match map.shift_remove(key) {
+/// Converts the value read for `key`, which the template's defaults
+/// guarantee; `null` is `None`.
+pub fn convert_nullable<T: Typed>(value: Option<Value>, key: &str) -> Result<Option<T>, Mismatch> {
+    match value {
         None | Some(Value::Null) => Ok(None),
         Some(v) => T::from_value(v).map(Some).map_err(|e| e.in_key(key)),
     }
 }
 
-/// Takes `key`, which the template's defaults guarantee, out of a message.
-pub fn take_required<T: Typed>(map: &mut Map, key: &str) -> Result<T, Mismatch> {
-    match map.shift_remove(key) {
+/// Converts the value read for `key`, which the template's defaults
+/// guarantee.
+pub fn convert_required<T: Typed>(value: Option<Value>, key: &str) -> Result<T, Mismatch> {
+    match value {
         Some(v) => T::from_value(v).map_err(|e| e.in_key(key)),
         None => Err(Mismatch {
             path: key.to_owned(),
@@ -145,22 +146,6 @@ pub const fn u32_table<const N: usize>(bytes: &[u8]) -> [u32; N] {
         }
     }
     out
-}
-
-/// Whether `key` of a message holds a `T` (present and fitting).
-pub fn fits_required<T: Typed>(map: &Map, key: &str) -> bool {
-    map.get(key).is_some_and(T::fits)
-}
-
-/// Whether `key` is absent or holds a `T`.
-pub fn fits_optional<T: Typed>(map: &Map, key: &str) -> bool {
-    map.get(key).is_none_or(T::fits)
-}
-
-/// Whether `key` is absent, `null` or holds a `T`.
-pub fn fits_nullable<T: Typed>(map: &Map, key: &str) -> bool {
-    map.get(key)
-        .is_none_or(|v| matches!(v, Value::Null) || T::fits(v))
 }
 
 /// The error for a message that passed its type check but did not convert

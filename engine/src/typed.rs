@@ -80,7 +80,11 @@ impl Mismatch {
 
     /// The same mismatch inside item `i` of a list.
     pub fn in_item(mut self, i: usize) -> Mismatch {
-        self.path = format!("[{i}]{}", self.path);
+        self.path = if self.path.is_empty() || self.path.starts_with('[') {
+            format!("[{i}]{}", self.path)
+        } else {
+            format!("[{i}].{}", self.path)
+        };
         self
     }
 }

@@ -51,7 +51,16 @@ pub const CERTAIN: u8 = 8;
 pub const LATER: u8 = 16;
 
 /// The dead state: no match is possible from it, and it never leaves.
+/// (State index 0 with no flags: its encoding is 0 too.)
 pub const DEAD: u32 = 0;
+
+/// How many low bits of an encoded state hold its flags.
+pub const FLAG_BITS: u32 = 5;
+
+/// The largest `trans` whose row offsets, shifted by [`FLAG_BITS`], fit
+/// in a `u32`.
+#[cfg(feature = "dynamic")]
+const MAX_TRANS: usize = (u32::MAX >> FLAG_BITS) as usize;
 
 /// A DFA over bytes as flat tables. State 0 is the dead state.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -60,11 +69,18 @@ pub struct DfaTable {
     pub classes: Cow<'static, [u8]>,
     /// Number of equivalence classes (the row length of `trans`).
     pub stride: u32,
-    /// `trans[state * stride + class]` is the next state.
+    /// The transitions, row after row. A state is named by its encoding
+    /// (see [`DfaTable::next`]): its row's offset in `trans`, shifted left
+    /// by [`FLAG_BITS`], with its flags in the low bits. A step is then one
+    /// load whose result both indexes the next row and carries the flags
+    /// the scanner tests, with no multiply and no second table on the
+    /// path from one byte to the next.
     pub trans: Cow<'static, [u32]>,
-    /// The state reached from each state by the end of input.
+    /// The encoded state reached from each state (by index) by the end of
+    /// input.
     pub eoi: Cow<'static, [u32]>,
-    /// Per-state flags: [`MATCH`], [`EOI_MATCH`], [`FUT`], [`CERTAIN`], [`LATER`].
+    /// Per-state flags, by state index: [`MATCH`], [`EOI_MATCH`], [`FUT`],
+    /// [`CERTAIN`], [`LATER`] (the same bits the encoding carries).
     pub flags: Cow<'static, [u8]>,
     /// The start state at offset 0 of the text.
     pub start_text: u32,
@@ -207,36 +223,58 @@ impl DfaTable {
             is_match.push(dfa.is_match_state(id));
         }
         let flags = compute_flags(stride as usize, &trans, &eoi, &is_match);
+        if trans.len() > MAX_TRANS {
+            return Err(TableError {
+                message: "too many states".into(),
+            });
+        }
+        let encode = |q: u32| ((q * stride) << FLAG_BITS) | u32::from(flags[q as usize]);
+        let trans = trans.into_iter().map(encode).collect();
+        let eoi = eoi.into_iter().map(encode).collect();
+        let start_after = start_after.into_iter().map(encode).collect();
         Ok(DfaTable {
             classes: Cow::Owned(classes),
             stride,
             trans: Cow::Owned(trans),
             eoi: Cow::Owned(eoi),
+            start_text: encode(start_text),
             flags: Cow::Owned(flags),
-            start_text,
             start_after: Cow::Owned(start_after),
         })
     }
 }
 
 impl DfaTable {
-    /// The state after `state` reads `byte`.
+    /// The (encoded) state after the encoded `state` reads `byte`.
     #[inline(always)]
     pub fn next(&self, state: u32, byte: u8) -> u32 {
-        let class = u32::from(self.classes[byte as usize]);
-        self.trans[(state * self.stride + class) as usize]
+        let class = self.classes[byte as usize] as usize;
+        self.trans[(state >> FLAG_BITS) as usize + class]
     }
 
-    /// The state after `state` reaches the end of input.
+    /// The (encoded) state after the encoded `state` reaches the end of
+    /// input.
     #[inline(always)]
     pub fn next_eoi(&self, state: u32) -> u32 {
-        self.eoi[state as usize]
+        self.eoi[self.index(state)]
     }
 
-    /// The flags of `state`.
+    /// The flags of the encoded `state`.
     #[inline(always)]
     pub fn flags(&self, state: u32) -> u8 {
-        self.flags[state as usize]
+        (state & ((1 << FLAG_BITS) - 1)) as u8
+    }
+
+    /// The index (0 for the dead state, in `flags` and `eoi`) of the
+    /// encoded `state`.
+    #[inline(always)]
+    pub fn index(&self, state: u32) -> usize {
+        ((state >> FLAG_BITS) / self.stride.max(1)) as usize
+    }
+
+    /// The flags of the state with index `index`.
+    pub fn flags_of_index(&self, index: usize) -> u8 {
+        self.flags[index]
     }
 
     /// The start state at `offset`, whose previous byte is `prev` (`None` at

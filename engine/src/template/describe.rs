@@ -327,8 +327,8 @@ fn table_info(t: &DfaTable) -> TableInfo {
 /// Whether some state both ends a match (at the end of input) and can
 /// still reach a longer one.
 fn extends(t: &DfaTable) -> bool {
-    (1..t.state_count() as u32).any(|q| {
-        let f = t.flags(q);
+    (1..t.state_count()).any(|q| {
+        let f = t.flags_of_index(q);
         f & EOI_MATCH != 0 && f & LATER != 0
     })
 }
