@@ -712,7 +712,10 @@ impl StreamScan {
                     settle(t, f, i + 1);
                     changed |= t.settled;
                 }
-                if changed || p.threads.len() > 1 {
+                // Dropping threads that share a state only bounds the work
+                // (the results are the same with them): it is worth its cost
+                // when some thread settled or the threads grow past a few.
+                if changed || p.threads.len() > DEDUP_ABOVE {
                     dedup(&mut p.threads);
                 }
                 update_best(p);
@@ -1101,6 +1104,10 @@ fn spawn(
         p.threads.push(t);
     }
 }
+
+/// How many live threads of one delimiter are stepped before those that
+/// share a branch and state are dropped (see [`dedup`]).
+const DEDUP_ABOVE: usize = 4;
 
 /// Marks a thread settled when its flags say its result cannot change.
 #[inline(always)]
