@@ -69,21 +69,22 @@ impl Mismatch {
     }
 
     /// The same mismatch inside `key` of a dict.
-    pub fn in_key(mut self, key: &str) -> Mismatch {
-        self.path = if self.path.is_empty() || self.path.starts_with('[') {
-            format!("{key}{}", self.path)
-        } else {
-            format!("{key}.{}", self.path)
-        };
-        self
+    pub fn in_key(self, key: &str) -> Mismatch {
+        self.under(key)
     }
 
     /// The same mismatch inside item `i` of a list.
-    pub fn in_item(mut self, i: usize) -> Mismatch {
+    pub fn in_item(self, i: usize) -> Mismatch {
+        self.under(&format!("[{i}]"))
+    }
+
+    /// The path with `step` in front: a dot between it and a key that
+    /// follows, none before an index.
+    fn under(mut self, step: &str) -> Mismatch {
         self.path = if self.path.is_empty() || self.path.starts_with('[') {
-            format!("[{i}]{}", self.path)
+            format!("{step}{}", self.path)
         } else {
-            format!("[{i}].{}", self.path)
+            format!("{step}.{}", self.path)
         };
         self
     }
