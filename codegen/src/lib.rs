@@ -40,7 +40,7 @@
 
 mod builder;
 mod diagnostic;
-mod lower;
+pub mod lower;
 pub mod machine;
 mod module;
 pub mod types;

@@ -31,12 +31,16 @@
 //! Other states with regex delimiters keep the engine's automaton scanner
 //! for the search (its tables are the IR's); `retort check` says which.
 
+use crate::lower::Lowering;
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 use retort::Template;
+use retort::lit::ToLit;
 use retort::pyre::Class;
-use retort::scan::delimiter::{DelimiterSource, Matcher};
+use retort::scan::captures::{CapturePieceTable, CaptureTables};
+use retort::scan::delimiter::{Delimiter, DelimiterSource, Matcher};
 use retort::scan::stream::{ByteSet, WatchSet};
+use retort::scan::table::DfaTable;
 
 /// What one state compiles to, for `retort check` and the module's docs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -412,6 +416,115 @@ fn looped_fn(t: &Template, wi: usize, ws: &WatchSet, rt: &TokenStream) -> Option
     })
 }
 
+/// Whether the groups of delimiter `d`'s matches are read by generated
+/// code (see [`captures_fn`]) rather than by the backtracking matcher.
+pub fn captures_generated(d: &Delimiter) -> bool {
+    matches!(d.matcher, Matcher::Dfa(_))
+        && d.needs_regex_at_commit
+        && CaptureTables::build(&d.regex).is_some()
+}
+
+/// The function that reads the groups of delimiter `di`'s settled match
+/// off its pieces (see `retort_engine::scan::captures`): per top-level
+/// alternative, a test that it matches at all (the last needs none), then
+/// its pieces in turn — literals compared inline, the rest each by its own
+/// leftmost-first automaton — recording where each group opens and closes.
+/// Anything unexpected answers `None`, and the backtracker decides.
+fn captures_fn(
+    di: usize,
+    d: &Delimiter,
+    rt: &TokenStream,
+    lowering: &mut Lowering,
+) -> Option<TokenStream> {
+    if !matches!(d.matcher, Matcher::Dfa(_)) || !d.needs_regex_at_commit {
+        return None;
+    }
+    let tables = CaptureTables::build(&d.regex)?;
+    let names = d.regex.group_names();
+    let name = quote::format_ident!("groups_{}", di);
+    let mut statics = Vec::new();
+    let mut table = |suffix: String, t: &DfaTable| {
+        let ident = quote::format_ident!("PIECES_{}_{}", di, suffix);
+        let expr = lowering.expr(&t.to_lit());
+        statics.push(quote!(static #ident: #rt::DfaTable = #expr;));
+        ident
+    };
+    let last = tables.branches.len() - 1;
+    let mut branches = Vec::new();
+    for (k, b) in tables.branches.iter().enumerate() {
+        let mut steps = Vec::new();
+        let mut groups = Vec::new();
+        for (j, p) in b.pieces.iter().enumerate() {
+            steps.push(match p {
+                CapturePieceTable::Literal(text) => {
+                    let lit = Literal::byte_string(text.as_bytes());
+                    let n = text.len();
+                    quote! {
+                        if !bytes.get(at..end)?.starts_with(#lit) {
+                            return ::core::option::Option::None;
+                        }
+                        let at = at + #n;
+                    }
+                }
+                CapturePieceTable::Match(t) => {
+                    let ident = table(format!("{k}_{j}"), t);
+                    quote!(let at = #rt::leftmost_first_end(&#ident, bytes, at, end)?;)
+                }
+                CapturePieceTable::Open(g) => {
+                    let v = quote::format_ident!("open_{}", g);
+                    groups.push(*g);
+                    quote!(let #v = at;)
+                }
+                CapturePieceTable::Close(g) => {
+                    let v = quote::format_ident!("close_{}", g);
+                    quote!(let #v = at;)
+                }
+            });
+        }
+        let out = names.iter().filter(|(_, g)| groups.contains(g)).map(|(n, g)| {
+            let a = quote::format_ident!("open_{}", g);
+            let z = quote::format_ident!("close_{}", g);
+            quote!((::std::string::String::from(#n), ::std::string::String::from(hay.get(#a..#z)?)))
+        });
+        let body = quote! {
+            let at = start;
+            #(#steps)*
+            if at != end {
+                return ::core::option::Option::None;
+            }
+            return ::core::option::Option::Some(::std::vec![#(#out),*]);
+        };
+        branches.push(if k < last {
+            let ident = table(format!("{k}"), &b.whole);
+            quote! {
+                if #rt::leftmost_first_end(&#ident, bytes, start, end).is_some() {
+                    #body
+                }
+            }
+        } else {
+            quote!({ #body })
+        });
+    }
+    let doc = format!(
+        " The groups of `{}` read off a settled match, piece by piece.",
+        d.regex.pattern().replace('\n', "\\n").replace('\r', "\\r")
+    );
+    Some(quote! {
+        #(#statics)*
+
+        #[doc = #doc]
+        #[allow(unreachable_code)]
+        fn #name(
+            hay: &str,
+            start: usize,
+            end: usize,
+        ) -> ::core::option::Option<::std::vec::Vec<(::std::string::String, ::std::string::String)>> {
+            let bytes = hay.as_bytes();
+            #(#branches)*
+        }
+    })
+}
+
 /// The search of one literal state.
 fn literal_fn(t: &Template, wi: usize, ws: &WatchSet, rt: &TokenStream) -> Option<TokenStream> {
     let set = ws.literals.as_ref()?;
@@ -488,8 +601,21 @@ fn literal_fn(t: &Template, wi: usize, ws: &WatchSet, rt: &TokenStream) -> Optio
 
 /// The machine's items: the `Machine` type and its trait implementation.
 /// `template` is an expression giving `&'static Template`.
-pub fn generate(t: &Template, rt: &TokenStream, template: TokenStream) -> TokenStream {
+pub fn generate(
+    t: &Template,
+    rt: &TokenStream,
+    template: TokenStream,
+    lowering: &mut Lowering,
+) -> TokenStream {
     let mut fns = Vec::new();
+    let mut capture_arms = Vec::new();
+    for (di, d) in t.delimiters().iter().enumerate() {
+        if let Some(f) = captures_fn(di, d, rt, lowering) {
+            fns.push(f);
+            let name = quote::format_ident!("groups_{}", di);
+            capture_arms.push(quote!(#di => #name(hay, start, end),));
+        }
+    }
     let mut literal_arms = Vec::new();
     let mut answered = Vec::new();
     let mut quick_arms = Vec::new();
@@ -597,6 +723,21 @@ pub fn generate(t: &Template, rt: &TokenStream, template: TokenStream) -> TokenS
                 let _ = text;
                 match ws {
                     #(#quick_arms)*
+                    _ => ::core::option::Option::None,
+                }
+            }
+
+            #[inline]
+            fn captures(
+                self,
+                delim: usize,
+                hay: &str,
+                start: usize,
+                end: usize,
+            ) -> ::core::option::Option<::std::vec::Vec<(::std::string::String, ::std::string::String)>> {
+                let _ = (hay, start, end);
+                match delim {
+                    #(#capture_arms)*
                     _ => ::core::option::Option::None,
                 }
             }

@@ -189,9 +189,9 @@ pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream
     // the module the runtime's private API goes by a short alias.
     let mut lowering = Lowering::new(quote!(__rt));
     let assemble = lowering.expr(&template.to_lit());
+    let machine =
+        crate::machine::generate(template, &quote!(__rt), quote!(template()), &mut lowering);
     let statics = lowering.statics();
-
-    let machine = crate::machine::generate(template, &quote!(__rt), quote!(template()));
 
     let mod_name = Ident::new(&opts.name, Span::call_site());
     let header = format!(

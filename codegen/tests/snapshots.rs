@@ -12,8 +12,11 @@ use std::path::Path;
 
 fn machine_of(json: &str) -> String {
     let t = Template::from_json(json).expect("the template loads");
+    // The statics the machine's automata hoist are the lowering's, not
+    // part of the machine's text.
+    let mut lowering = retort_codegen::lower::Lowering::new(quote!(__rt));
     let tokens: TokenStream =
-        retort_codegen::machine::generate(&t, &quote!(__rt), quote!(template()));
+        retort_codegen::machine::generate(&t, &quote!(__rt), quote!(template()), &mut lowering);
     retort_codegen::format(&tokens).expect("the generated code parses")
 }
 

@@ -101,6 +101,24 @@ pub trait Machine<'t>: Copy + Debug {
         let _ = (ws, text);
         None
     }
+
+    /// The named groups, as (name, text) in the order of the regex's
+    /// `group_names`, of delimiter `delim`'s match at `hay[start..]`, which
+    /// the scanner's automata settled as `hay[start..end]` (for a pattern
+    /// with a trailing lookahead that end is not the match's: a machine
+    /// answers `None` for those). `None`: the machine cannot tell, the
+    /// backtracking matcher answers (see `retort_engine::scan::captures`).
+    #[inline(always)]
+    fn captures(
+        self,
+        delim: usize,
+        hay: &str,
+        start: usize,
+        end: usize,
+    ) -> Option<Vec<(String, String)>> {
+        let _ = (delim, hay, start, end);
+        None
+    }
 }
 
 /// The run-time machine: the template's data, no specialised code.

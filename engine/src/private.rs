@@ -10,6 +10,7 @@ pub use crate::parser::{Events, Malformed, OpenRegion, Parser, ParserOptions, Ty
 pub use crate::pyre::{
     Assertion, Class, ClassKind, Fold, Inst, One, Peek, Program, Regex, Required, StartScan,
 };
+pub use crate::scan::captures::leftmost_first_end;
 pub use crate::scan::delimiter::{Branch, Delimiter, DelimiterSource, Matcher, Trackers};
 pub use crate::scan::table::DfaTable;
 pub use crate::template::{Field, Template};

@@ -336,3 +336,127 @@ fn translate(node: &Node, tail: bool) -> Result<(Hir, bool), Unsupported> {
         },
     })
 }
+
+/// Builds the capture plan for `node` (see [`super::CapturePlan`]), or
+/// `None` when the pattern does not have its shape: no lookaround,
+/// assertion, backreference, atomic group or possessive repeat anywhere,
+/// and every capture group reachable from the top (or from a top-level
+/// alternative) through concatenations and groups only.
+pub(crate) fn capture_plan(node: &Node) -> Option<super::CapturePlan> {
+    if !plain(node) {
+        return None;
+    }
+    let alternatives: Vec<&Node> = match node {
+        Node::Alt(v) => v.iter().collect(),
+        Node::Concat(v) if v.len() == 1 => match &v[0] {
+            Node::Alt(v) => v.iter().collect(),
+            _ => vec![node],
+        },
+        _ => vec![node],
+    };
+    let mut branches = Vec::with_capacity(alternatives.len());
+    for alt in alternatives {
+        let (whole, _) = translate(alt, false).ok()?;
+        let mut items = Vec::new();
+        flatten(alt, &mut items)?;
+        // Consecutive nodes between group boundaries make one piece.
+        let mut pieces = Vec::new();
+        let mut run: Vec<Node> = Vec::new();
+        let flush = |run: &mut Vec<Node>, pieces: &mut Vec<super::CapturePiece>| {
+            if run.is_empty() {
+                return Some(());
+            }
+            let literal: Option<String> = run
+                .iter()
+                .map(|n| match n {
+                    Node::Literal(c) => Some(*c),
+                    _ => None,
+                })
+                .collect();
+            let piece = match literal {
+                Some(s) => super::CapturePiece::Literal(s),
+                None => super::CapturePiece::Match(translate_seq(run, false).ok()?.0),
+            };
+            pieces.push(piece);
+            run.clear();
+            Some(())
+        };
+        for item in items {
+            match item {
+                Flat::Node(n) => run.push(n.clone()),
+                Flat::Open(g) => {
+                    flush(&mut run, &mut pieces)?;
+                    pieces.push(super::CapturePiece::Open(g));
+                }
+                Flat::Close(g) => {
+                    flush(&mut run, &mut pieces)?;
+                    pieces.push(super::CapturePiece::Close(g));
+                }
+            }
+        }
+        flush(&mut run, &mut pieces)?;
+        branches.push(super::CaptureBranch { whole, pieces });
+    }
+    Some(super::CapturePlan { branches })
+}
+
+/// An item of a branch flattened around its group boundaries.
+enum Flat<'a> {
+    Node(&'a Node),
+    Open(usize),
+    Close(usize),
+}
+
+/// Flattens `node` into items; `None` if a group is nested in anything but
+/// concatenations and groups.
+fn flatten<'a>(node: &'a Node, out: &mut Vec<Flat<'a>>) -> Option<()> {
+    match node {
+        Node::Concat(items) => {
+            for n in items {
+                flatten(n, out)?;
+            }
+        }
+        Node::Group { index, node } => {
+            out.push(Flat::Open(*index));
+            flatten(node, out)?;
+            out.push(Flat::Close(*index));
+        }
+        Node::Empty => {}
+        other if has_group(other) => return None,
+        other => out.push(Flat::Node(other)),
+    }
+    Some(())
+}
+
+fn has_group(node: &Node) -> bool {
+    match node {
+        Node::Group { .. } => true,
+        Node::Concat(v) | Node::Alt(v) => v.iter().any(has_group),
+        Node::Repeat { node, .. } | Node::Look { node, .. } | Node::Atomic { node, .. } => {
+            has_group(node)
+        }
+        _ => false,
+    }
+}
+
+/// Whether `node` holds nothing but characters, classes, groups,
+/// alternations and (non-possessive) repeats: what a leftmost-first DFA runs
+/// exactly with no context before or after the text.
+fn plain(node: &Node) -> bool {
+    match node {
+        Node::Empty
+        | Node::Fail
+        | Node::Literal(_)
+        | Node::Class(_)
+        | Node::FoldLit(_)
+        | Node::NegChar(_) => true,
+        Node::Concat(v) | Node::Alt(v) => v.iter().all(plain),
+        Node::Group { node, .. } => plain(node),
+        Node::Repeat {
+            node, possessive, ..
+        } => !possessive && plain(node),
+        Node::Look { .. } | Node::Atomic { .. } | Node::Backref { .. } | Node::Assert { .. } => {
+            false
+        }
+    }
+}

@@ -190,6 +190,48 @@ pub struct DfaBranch {
     pub lookahead: bool,
 }
 
+/// How the groups of a match are read off with leftmost-first DFAs, for a
+/// pattern whose groups sit at the top of its branches (see
+/// [`Regex::capture_plan`]).
+///
+/// Given a match the scanner settled, the backtracker's captures are the
+/// ones the pieces give when each is matched leftmost-first in turn from the
+/// match's start, within the match: the first branch that matches at all is
+/// the one the backtracker takes, and within it the highest-priority path
+/// through the whole branch begins with the highest-priority path through
+/// its first piece (a path preferred to it would diverge inside that piece
+/// at a choice the piece alone prefers), and so on piece by piece. When a
+/// piece finds no match or the pieces end elsewhere than the match, the
+/// backtracker had to revisit an earlier piece: the caller then asks
+/// [`Regex::match_at`].
+#[derive(Clone, Debug)]
+pub struct CapturePlan {
+    /// The top-level alternatives in priority order.
+    pub branches: Vec<CaptureBranch>,
+}
+
+/// One top-level alternative of a [`CapturePlan`].
+#[derive(Clone, Debug)]
+pub struct CaptureBranch {
+    /// The whole branch, to tell whether it matches at all.
+    pub whole: regex_syntax::hir::Hir,
+    /// The branch in order: text matched by pieces, and group boundaries.
+    pub pieces: Vec<CapturePiece>,
+}
+
+/// A step of a [`CaptureBranch`].
+#[derive(Clone, Debug)]
+pub enum CapturePiece {
+    /// Exactly this text.
+    Literal(String),
+    /// What a leftmost-first DFA of this matches.
+    Match(regex_syntax::hir::Hir),
+    /// Group `n` opens here.
+    Open(usize),
+    /// Group `n` closes here.
+    Close(usize),
+}
+
 /// A pattern that is a leading loop and literals (see
 /// [`Regex::looped_literals`]), such as `\s*<tool_call>` or
 /// `\s*(?:<|im_end|>|<|endoftext|>)`: it matches at the start of the run of
@@ -682,6 +724,15 @@ impl Regex {
             return None;
         }
         Some(LoopedLiterals { class, literals })
+    }
+
+    /// The capture plan (see [`CapturePlan`]), if the pattern has its
+    /// shape: no lookaround, assertion, backreference, atomic group or
+    /// possessive repeat, and every group at the top of a branch (inside
+    /// groups and concatenations only). `None` for a regex built by
+    /// [`Regex::from_static`].
+    pub fn capture_plan(&self) -> Option<CapturePlan> {
+        dfa::capture_plan(self.inner.node.as_ref()?)
     }
 
     /// The DFA plan (see [`DfaPlan`]), or why there is none.

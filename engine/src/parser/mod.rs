@@ -859,16 +859,21 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                 answered,
                 |bytes, eos| m.find_literal(wi, bytes, eos),
             );
-            let decision = match self.scan.decide(ws, delims, &src, eos, answered) {
-                Ok(d) => d,
-                Err(ScanError::Budget) if self.options.lenient => {
-                    // The rest cannot be scanned within the budget: it is
-                    // text, so that nothing is lost.
-                    self.plain = true;
-                    continue;
-                }
-                Err(e) => return Err(self.scan_error(src, e)),
-            };
+            let decision =
+                match self
+                    .scan
+                    .decide(ws, delims, &src, eos, answered, |d, text, a, z| {
+                        m.captures(d, text, a, z)
+                    }) {
+                    Ok(d) => d,
+                    Err(ScanError::Budget) if self.options.lenient => {
+                        // The rest cannot be scanned within the budget: it is
+                        // text, so that nothing is lost.
+                        self.plain = true;
+                        continue;
+                    }
+                    Err(e) => return Err(self.scan_error(src, e)),
+                };
             match decision {
                 Decision::Commit {
                     entry,

@@ -866,6 +866,7 @@ impl StreamScan {
         hay: &Hay<'_>,
         eos: bool,
         answered: bool,
+        captures: impl Fn(usize, &str, usize, usize) -> Option<Vec<(String, String)>>,
     ) -> Result<Decision, ScanError> {
         self.refresh();
         let len = hay.end();
@@ -922,7 +923,13 @@ impl StreamScan {
             let end = if d.needs_regex_at_commit {
                 let p = &mut self.pats[k];
                 if p.best_regex.is_none() {
-                    p.best_regex = Some(regex_at(d, hay, found.start, eos)?);
+                    // A machine may read the groups off the settled match
+                    // with code of its own; else the backtracker runs.
+                    let (a, z) = (found.start - hay.base, found.end - hay.base);
+                    p.best_regex = Some(match captures(w.delim as usize, hay.text, a, z) {
+                        Some(groups) => (found.end, groups),
+                        None => regex_at(d, hay, found.start, eos)?,
+                    });
                 }
                 p.best_regex.as_ref().map(|r| r.0).unwrap_or(found.end)
             } else {
@@ -1206,7 +1213,7 @@ mod tests {
             before: None,
         };
         scan.advance_with(&ws, delims, &hay, &NoGuards, eos, false, |_, _| None);
-        scan.decide(&ws, delims, &hay, eos, false)
+        scan.decide(&ws, delims, &hay, eos, false, |_, _, _, _| None)
             .expect("no budget trouble")
     }
 
