@@ -11,7 +11,7 @@ mod vectors {
 }
 
 use retort_engine::LiteralHit;
-use retort_engine::scan::stream::{Decision, Guards, Hay, StreamScan, WatchSet};
+use retort_engine::scan::stream::{Decision, Guards, Hay, IrAutomata, StreamScan, WatchSet};
 use vectors::Vector;
 
 /// xorshift64: deterministic texts without a dependency.
@@ -115,8 +115,17 @@ fn thread_decision(t: &retort::Template, ws: &WatchSet, text: &str, eos: bool) -
     let mut scan = StreamScan::default();
     scan.reset(ws, 0);
     let delims = t.delimiters();
-    scan.advance_with(ws, delims, &hay, &NoGuards, eos, false, |_, _| None);
-    match scan.decide(ws, delims, &hay, eos, false) {
+    scan.advance_with(
+        ws,
+        delims,
+        IrAutomata { ws, delims },
+        &hay,
+        &NoGuards,
+        eos,
+        false,
+        |_, _| None,
+    );
+    match scan.decide(ws, delims, &hay, eos, false, |_, _, _, _| None) {
         Ok(Decision::Commit {
             entry, start, end, ..
         }) => LiteralHit::Found {
@@ -203,4 +212,74 @@ fn generated_states_agree_with_the_engine() {
     // Qwen3, Qwen2.5, QwQ, Hermes 2 Pro, ... have states of leading loops
     // and literals.
     assert!(looped_checks > 2_000, "{looped_checks} looped searches");
+}
+
+/// Every model output in the repository's case files, for the groups test.
+fn case_texts() -> Vec<String> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance/cases");
+    let mut out = Vec::new();
+    for file in ["hand.jsonl", "models.jsonl", "fuzz-1000.jsonl"] {
+        let text =
+            std::fs::read_to_string(dir.join(file)).expect("the case file is in the repository");
+        for line in text.lines() {
+            // A few cases nest their expected values deeper than
+            // serde_json reads; their texts are not what this test needs.
+            let Ok(case) = serde_json::from_str::<serde_json::Value>(line) else {
+                continue;
+            };
+            if let Some(t) = case["text"].as_str() {
+                out.push(t.to_owned());
+            }
+        }
+    }
+    out
+}
+
+/// The generated group readers against the backtracker: for every template
+/// compiled into this crate and every delimiter whose groups the machine
+/// reads, at every position of every recorded model output (and of the
+/// same outputs with whitespace doubled, which moves greedy and lazy
+/// boundaries) where the pattern matches, the machine's groups, when it
+/// gives them, are the backtracker's.
+#[test]
+fn generated_group_readers_agree_with_the_backtracker() {
+    let texts = case_texts();
+    let mut variants: Vec<String> = texts.clone();
+    variants.extend(
+        texts
+            .iter()
+            .map(|t| t.replace(' ', "  ").replace('\n', "\n ")),
+    );
+    let (mut read, mut matched) = (0usize, 0usize);
+    for &v in Vector::ALL {
+        let t = v.template();
+        for (di, d) in t.delimiters().iter().enumerate() {
+            if !d.needs_regex_at_commit || d.regex.group_count() == 0 || !d.is_dfa() {
+                continue;
+            }
+            for text in &variants {
+                for (start, b) in text.bytes().enumerate() {
+                    if !d.first_bytes[b as usize] || !text.is_char_boundary(start) {
+                        continue;
+                    }
+                    let m = d.regex.match_at(text, start, true).expect("within budget");
+                    let Some(c) = m.captures else { continue };
+                    matched += 1;
+                    if let Some(got) = v.machine_captures(di, text, start, c.end()) {
+                        read += 1;
+                        let want = retort_engine::scan::stream::named_groups(d, text, &c);
+                        assert_eq!(got, want, "{v:?} delimiter {di} on {text:?} at {start}");
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("{read} of {matched} matches read by generated code");
+    // The bundled tool-call openers (Qwen3-Coder, gpt-oss, Kimi K2, ...)
+    // match in the recorded outputs, and the machines read most of them.
+    assert!(matched > 500, "{matched} matches");
+    assert!(
+        read * 10 > matched * 7,
+        "{read} of {matched} read by generated code"
+    );
 }

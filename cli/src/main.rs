@@ -169,6 +169,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    restore_sigpipe();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Check { template, verbose } => check(&template, verbose),
@@ -261,6 +262,24 @@ fn check(arg: &str, verbose: bool) -> Result<(), Failure> {
                 }
             );
         }
+        // Where a delimiter has groups, how a settled match's groups are
+        // read.
+        for f in t.fields() {
+            for (which, i) in [("open_pattern", f.open), ("close_pattern", f.close)] {
+                let Some(i) = i else { continue };
+                let delim = t.delimiter(i as usize);
+                if !delim.needs_regex_at_commit || delim.regex.group_count() == 0 {
+                    continue;
+                }
+                let key = format!("{base}fields.{}.{which}", f.name);
+                let how = if retort_codegen::machine::captures_generated(delim) {
+                    "groups read off automaton pieces by generated code (the backtracking matcher where the pieces cannot tell)"
+                } else {
+                    "groups taken by the backtracking matcher"
+                };
+                println!("  {key:<36} {how}");
+            }
+        }
     } else if !d.linear {
         println!(
             "note: some delimiters use the backtracking path (not linear-time); \
@@ -268,6 +287,18 @@ fn check(arg: &str, verbose: bool) -> Result<(), Failure> {
         );
     }
     Ok(())
+}
+
+/// Rust ignores SIGPIPE, so writing to a closed pipe (`retort gen … | head`)
+/// makes `println!` panic. Restoring the default action ends the process
+/// quietly instead, as other command-line tools end.
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in `main`, before any thread exists;
+    // `signal` with `SIG_DFL` only resets the disposition of SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }
 
 fn explain(arg: &str) -> Result<(), Failure> {

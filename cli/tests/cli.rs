@@ -250,10 +250,19 @@ fn check_verbose_says_what_the_compiled_parser_runs_per_state() {
             "{line}"
         );
     }
-    // Qwen3-Coder's delimiters are patterns: the automaton scanner.
+    // Qwen3-Coder's delimiters are patterns: the automaton threads, with
+    // the state's automata compiled in; its opener's group is read by
+    // generated code.
     let o = retort(&["check", "-v", "qwen3-coder"], b"");
     assert!(
-        out(&o).contains("the engine's automaton scanner"),
+        out(&o).contains("the engine's automaton threads, their loop compiled"),
+        "{}",
+        out(&o)
+    );
+    assert!(
+        out(&o).contains(
+            "fields.tool_calls.open_pattern       groups read off automaton pieces by generated code"
+        ),
         "{}",
         out(&o)
     );
@@ -720,4 +729,38 @@ fn every_command_has_an_example_and_the_exit_codes_in_its_help() {
     }
     let o = retort(&["--help"], b"");
     assert!(out(&o).contains("Exit codes:"));
+}
+
+/// `retort gen gpt-oss | head -1`: the reader goes away after one line, and
+/// the command ends quietly (killed by SIGPIPE, as `cat` would be), not with
+/// a panic from `println!`.
+#[cfg(unix)]
+#[test]
+fn output_into_a_closed_pipe_ends_quietly() {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_retort"))
+        .args(["gen", "gpt-oss"])
+        .current_dir(std::env::temp_dir())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut first = [0u8; 16];
+    child
+        .stdout
+        .take()
+        .expect("piped")
+        .read_exact(&mut first)
+        .expect("some output");
+    // The read end is closed here (dropped): more output cannot be written.
+    let o = child.wait_with_output().expect("the binary finishes");
+    assert!(!err(&o).contains("panicked"), "{}", err(&o));
+    assert_eq!(o.status.signal(), Some(libc_sigpipe()), "{:?}", o.status);
+}
+
+/// SIGPIPE's number on the platforms CI runs (Linux, macOS).
+#[cfg(unix)]
+fn libc_sigpipe() -> i32 {
+    13
 }

@@ -367,6 +367,15 @@ impl Builder {
                     match self { #(#model::#variants => #kr::Machine::quick_takes(#mods::Machine, ws, text),)* }
                 }
 
+                /// The groups the template's generated machine reads off
+                /// delimiter `delim`'s match `hay[start..end]` (see
+                /// `retort::machine`); `None` where the backtracker decides.
+                /// For differential tests.
+                #[doc(hidden)]
+                pub fn machine_captures(self, delim: usize, hay: &str, start: usize, end: usize) -> ::core::option::Option<::std::vec::Vec<(::std::string::String, ::std::string::String)>> {
+                    match self { #(#model::#variants => #kr::Machine::captures(#mods::Machine, delim, hay, start, end),)* }
+                }
+
                 /// A parser of this template's output.
                 pub fn parser(self, prefix: &str) -> ::core::result::Result<#any_parser, #kr::ParseError> {
                     ::core::result::Result::Ok(match self {

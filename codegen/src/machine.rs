@@ -28,14 +28,20 @@
 //!   their number (the engine's own test takes states with one such byte
 //!   only).
 //!
-//! Other states with regex delimiters keep the engine's automaton scanner
-//! for the search (its tables are the IR's); `retort check` says which.
+//! Other states with regex delimiters keep the engine's automaton threads
+//! for the search, but with the state's automata as constants (a type per
+//! state implementing `Automata`: the entry count, each entry's branches as
+//! the template's static, its first bytes as a byte test), so that the
+//! scanner's loop is compiled for the state; `retort check` says which
+//! state runs what. A delimiter with named groups whose pattern allows it
+//! has its groups read off a settled match by a generated function (see
+//! `captures_fn`) instead of the backtracking matcher.
 
 use crate::lower::Lowering;
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 use retort::Template;
-use retort::lit::ToLit;
+use retort::lit::{Lit, ToLit, Ty};
 use retort::pyre::Class;
 use retort::scan::captures::{CapturePieceTable, CaptureTables};
 use retort::scan::delimiter::{Delimiter, DelimiterSource, Matcher};
@@ -69,7 +75,7 @@ impl StatePlan {
         } else if self.backtracking {
             "the engine's backtracking matcher (falls back)"
         } else {
-            "the engine's automaton scanner over the template's DFA tables"
+            "the engine's automaton threads, their loop compiled with this state's automata as constants"
         }
     }
 }
@@ -416,6 +422,109 @@ fn looped_fn(t: &Template, wi: usize, ws: &WatchSet, rt: &TokenStream) -> Option
     })
 }
 
+/// The byte test `matches!(b, ...)` for the members of `set`, as ranges.
+fn byte_test(set: &[bool; 256]) -> TokenStream {
+    let mut arms = Vec::new();
+    let mut b = 0usize;
+    while b < 256 {
+        if !set[b] {
+            b += 1;
+            continue;
+        }
+        let lo = b;
+        while b + 1 < 256 && set[b + 1] {
+            b += 1;
+        }
+        let (l, h) = (byte_lit(lo as u8), byte_lit(b as u8));
+        arms.push(if lo == b { quote!(#l) } else { quote!(#l..=#h) });
+        b += 1;
+    }
+    if arms.is_empty() {
+        quote!(false)
+    } else {
+        quote!(matches!(b, #(#arms)|*))
+    }
+}
+
+/// The automata of a state that the engine's thread scanner searches, as
+/// constants (`retort_engine::scan::stream::Automata`): the entry count,
+/// each entry's branches (the template's own static), its first bytes as a
+/// byte test. The scanner's loop, inlined with these, is compiled for the
+/// state.
+fn automata_impl(
+    t: &Template,
+    wi: usize,
+    ws: &WatchSet,
+    rt: &TokenStream,
+    lowering: &mut Lowering,
+) -> Option<TokenStream> {
+    if ws.entries.is_empty() || ws.literals.is_some() {
+        return None;
+    }
+    let count = ws.entries.len();
+    let mut branch_arms = Vec::new();
+    let mut begin_arms = Vec::new();
+    let mut shown = Vec::new();
+    for (k, w) in ws.entries.iter().enumerate() {
+        let d = t.delimiter(w.delim as usize);
+        shown.push(match &d.source {
+            DelimiterSource::Literals(l) => format!("{l:?}"),
+            DelimiterSource::Pattern(p) => format!("/{}/", p.replace('\n', "\\n")),
+        });
+        let Matcher::Dfa(branches) = &d.matcher else {
+            continue;
+        };
+        // The template's own static for these branches (the lowering
+        // shares statics with equal contents).
+        let slice = Lit::static_slice(
+            Ty::Item("Branch"),
+            branches.iter().map(ToLit::to_lit).collect(),
+        );
+        let Lit::Borrowed(place) = slice else {
+            return None;
+        };
+        let place = lowering.expr(&place);
+        branch_arms.push(quote!(#k => ::core::option::Option::Some(#place),));
+        let test = byte_test(&d.first_bytes);
+        begin_arms.push(quote!(#k => #test,));
+    }
+    let name = quote::format_ident!("Automata{}", wi);
+    let doc = format!(
+        " State {wi} ({}): its automata for the scanner's loop, as constants: {}.",
+        state_name(t, wi),
+        shown.join(", ")
+    );
+    Some(quote! {
+        #[doc = #doc]
+        #[derive(Clone, Copy)]
+        struct #name;
+
+        impl #rt::Automata<'static> for #name {
+            #[inline(always)]
+            fn count(self) -> usize {
+                #count
+            }
+
+            #[inline(always)]
+            fn branches(self, k: usize) -> ::core::option::Option<&'static [#rt::Branch]> {
+                match k {
+                    #(#branch_arms)*
+                    _ => ::core::option::Option::None,
+                }
+            }
+
+            #[inline(always)]
+            fn may_begin(self, k: usize, b: u8) -> bool {
+                let _ = b;
+                match k {
+                    #(#begin_arms)*
+                    _ => false,
+                }
+            }
+        }
+    })
+}
+
 /// Whether the groups of delimiter `d`'s matches are read by generated
 /// code (see [`captures_fn`]) rather than by the backtracking matcher.
 pub fn captures_generated(d: &Delimiter) -> bool {
@@ -426,10 +535,12 @@ pub fn captures_generated(d: &Delimiter) -> bool {
 
 /// The function that reads the groups of delimiter `di`'s settled match
 /// off its pieces (see `retort_engine::scan::captures`): per top-level
-/// alternative, a test that it matches at all (the last needs none), then
-/// its pieces in turn — literals compared inline, the rest each by its own
-/// leftmost-first automaton — recording where each group opens and closes.
-/// Anything unexpected answers `None`, and the backtracker decides.
+/// alternative, its pieces in turn — literals compared inline, the rest
+/// each by its own leftmost-first automaton — recording where each group
+/// opens and closes; when they do not reach the match's end, a test that
+/// the alternative matches at all (the last needs none) says whether to try
+/// the next. Anything unexpected answers `None`, and the backtracker
+/// decides.
 fn captures_fn(
     di: usize,
     d: &Delimiter,
@@ -486,23 +597,35 @@ fn captures_fn(
             let z = quote::format_ident!("close_{}", g);
             quote!((::std::string::String::from(#n), ::std::string::String::from(hay.get(#a..#z)?)))
         });
-        let body = quote! {
-            let at = start;
-            #(#steps)*
-            if at != end {
-                return ::core::option::Option::None;
-            }
-            return ::core::option::Option::Some(::std::vec![#(#out),*]);
+        // The pieces of alternative `k`, in a closure: any piece that finds
+        // nothing, or an end elsewhere than the match's, gives `None`.
+        let attempt = quote! {
+            (|| -> ::core::option::Option<::std::vec::Vec<(::std::string::String, ::std::string::String)>> {
+                let at = start;
+                #(#steps)*
+                if at != end {
+                    return ::core::option::Option::None;
+                }
+                ::core::option::Option::Some(::std::vec![#(#out),*])
+            })()
         };
         branches.push(if k < last {
+            // Pieces that reach the match's end are a path through this
+            // alternative, so it is the backtracker's; when they cannot
+            // tell, an alternative that matches at all leaves the groups to
+            // the backtracker, and one that does not passes to the next.
             let ident = table(format!("{k}"), &b.whole);
             quote! {
+                let groups = #attempt;
+                if groups.is_some() {
+                    return groups;
+                }
                 if #rt::leftmost_first_end(&#ident, bytes, start, end).is_some() {
-                    #body
+                    return ::core::option::Option::None;
                 }
             }
         } else {
-            quote!({ #body })
+            quote!(#attempt)
         });
     }
     let doc = format!(
@@ -513,7 +636,6 @@ fn captures_fn(
         #(#statics)*
 
         #[doc = #doc]
-        #[allow(unreachable_code)]
         fn #name(
             hay: &str,
             start: usize,
@@ -608,6 +730,7 @@ pub fn generate(
     lowering: &mut Lowering,
 ) -> TokenStream {
     let mut fns = Vec::new();
+    let mut advance_arms = Vec::new();
     let mut capture_arms = Vec::new();
     for (di, d) in t.delimiters().iter().enumerate() {
         if let Some(f) = captures_fn(di, d, rt, lowering) {
@@ -639,6 +762,15 @@ pub fn generate(
             let name = quote::format_ident!("state_{}", wi);
             literal_arms.push(quote!(#wi => ::core::option::Option::Some(#name(bytes, eos)),));
             answered.push(wi);
+        } else if let Some(f) = automata_impl(t, wi, ws, rt, lowering) {
+            fns.push(f);
+            let name = quote::format_ident!("Automata{}", wi);
+            advance_arms.push(quote! {
+                #wi => {
+                    scan.advance_automata(args, #name);
+                    true
+                }
+            });
         }
         if let Some((stops, loops)) = quick_bytes(ws) {
             let find = find_any(&stops.members, quote!(text), rt);
@@ -724,6 +856,15 @@ pub fn generate(
                 match ws {
                     #(#quick_arms)*
                     _ => ::core::option::Option::None,
+                }
+            }
+
+            #[inline(always)]
+            fn advance(self, ws: usize, scan: &mut #rt::StreamScan, args: #rt::Advance<'_>) -> bool {
+                let _ = (&scan, &args);
+                match ws {
+                    #(#advance_arms)*
+                    _ => false,
                 }
             }
 

@@ -12,7 +12,11 @@
 //! partial-match holdback for that state's literals only; for each state, the
 //! byte test of the quick path as a constant; for each state whose patterns
 //! are a leading loop and literals, a search that decides it as a literal
-//! state (see [`Machine::answers`]).
+//! state (see [`Machine::answers`]); for each other state, its automata as
+//! constants, with which the scanner's thread loop is compiled for the
+//! state ([`Machine::advance`]); for each delimiter with named groups whose
+//! pattern allows it, a reader of a settled match's groups that runs
+//! automata instead of the backtracking matcher ([`Machine::captures`]).
 //!
 //! # WARNING
 //!
@@ -23,6 +27,7 @@
 //! differential tests (`tests/compiled.rs`, the compiled fuzz target, and
 //! the machine property test) hold generated machines to that.
 
+use crate::scan::stream::{Advance, StreamScan};
 use crate::template::Template;
 use std::fmt::Debug;
 
@@ -100,6 +105,18 @@ pub trait Machine<'t>: Copy + Debug {
     fn quick_takes(self, ws: usize, text: &[u8]) -> Option<bool> {
         let _ = (ws, text);
         None
+    }
+
+    /// Runs the scanner over watch set `ws`, a state with automaton
+    /// delimiters (neither a literal state nor one [`Machine::answers`]
+    /// for), with automata compiled for that state (see
+    /// [`crate::scan::stream::Automata`]): the scanner's own loop,
+    /// specialised. `false`: nothing compiled for `ws`, the engine runs the
+    /// loop over the IR.
+    #[inline(always)]
+    fn advance(self, ws: usize, scan: &mut StreamScan, args: Advance<'_>) -> bool {
+        let _ = (ws, scan, args);
+        false
     }
 
     /// The named groups, as (name, text) in the order of the regex's

@@ -32,7 +32,8 @@ use crate::machine::Machine;
 use crate::scan::delimiter::Delimiter;
 use crate::scan::guards::GuardState;
 use crate::scan::stream::{
-    ByteSet, Decision, Hay, Kind, ScanError, StreamScan, Watch, WatchSet, named_groups,
+    Advance, ByteSet, Decision, Hay, IrAutomata, Kind, ScanError, StreamScan, Watch, WatchSet,
+    named_groups,
 };
 use crate::template::Template;
 use crate::transform::{ToolSchemas, finish_parsed, finish_region};
@@ -850,15 +851,31 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             let delims: &[Delimiter] = &self.t.delimiters;
             let m = self.m;
             let answered = m.answers(wi);
-            self.scan.advance_with(
-                ws,
-                delims,
-                &src,
-                &self.guards,
-                eos,
-                answered,
-                |bytes, eos| m.find_literal(wi, bytes, eos),
-            );
+            let specialised = ws.literals.is_none()
+                && !answered
+                && m.advance(
+                    wi,
+                    &mut self.scan,
+                    Advance {
+                        ws,
+                        delims,
+                        hay: &src,
+                        guards: &self.guards,
+                        eos,
+                    },
+                );
+            if !specialised {
+                self.scan.advance_with(
+                    ws,
+                    delims,
+                    IrAutomata { ws, delims },
+                    &src,
+                    &self.guards,
+                    eos,
+                    answered,
+                    |bytes, eos| m.find_literal(wi, bytes, eos),
+                );
+            }
             let decision =
                 match self
                     .scan

@@ -111,41 +111,60 @@ impl CaptureTables {
         let bytes = hay.as_bytes();
         let last = self.branches.len().checked_sub(1)?;
         for (k, b) in self.branches.iter().enumerate() {
-            // The first alternative with any match within the match is the
-            // backtracker's; the last needs no test.
-            if k < last && leftmost_first_end(&b.whole, bytes, start, end).is_none() {
-                continue;
+            if let Some(groups) = b.read(names, hay, start, end) {
+                // A path through this alternative: the backtracker's.
+                return Some(groups);
             }
-            let mut spans: Vec<(usize, Option<usize>, Option<usize>)> = Vec::new();
-            let mut at = start;
-            for p in &b.pieces {
-                match p {
-                    CapturePieceTable::Literal(s) => {
-                        if !bytes.get(at..end)?.starts_with(s.as_bytes()) {
-                            return None;
-                        }
-                        at += s.len();
-                    }
-                    CapturePieceTable::Match(t) => at = leftmost_first_end(t, bytes, at, end)?,
-                    CapturePieceTable::Open(g) => spans.push((*g, Some(at), None)),
-                    CapturePieceTable::Close(g) => {
-                        let s = spans.iter_mut().rev().find(|s| s.0 == *g)?;
-                        s.2 = Some(at);
-                    }
-                }
-            }
-            if at != end {
+            // The pieces cannot tell. An alternative with any match within
+            // the match is the backtracker's (which then must decide); one
+            // with none passes to the next.
+            if k == last || leftmost_first_end(&b.whole, bytes, start, end).is_some() {
                 return None;
             }
-            let mut out = Vec::new();
-            for (name, g) in names {
-                if let Some(&(_, Some(a), Some(z))) = spans.iter().find(|s| s.0 == *g) {
-                    out.push((name.clone(), hay.get(a..z)?.to_owned()));
-                }
-            }
-            return Some(out);
         }
         None
+    }
+}
+
+impl CaptureBranchTables {
+    /// The groups of this alternative's pieces matched in turn from
+    /// `start`, if they end at `end`.
+    fn read(
+        &self,
+        names: &[(String, usize)],
+        hay: &str,
+        start: usize,
+        end: usize,
+    ) -> Option<Vec<(String, String)>> {
+        let bytes = hay.as_bytes();
+        let mut spans: Vec<(usize, Option<usize>, Option<usize>)> = Vec::new();
+        let mut at = start;
+        for p in &self.pieces {
+            match p {
+                CapturePieceTable::Literal(s) => {
+                    if !bytes.get(at..end)?.starts_with(s.as_bytes()) {
+                        return None;
+                    }
+                    at += s.len();
+                }
+                CapturePieceTable::Match(t) => at = leftmost_first_end(t, bytes, at, end)?,
+                CapturePieceTable::Open(g) => spans.push((*g, Some(at), None)),
+                CapturePieceTable::Close(g) => {
+                    let s = spans.iter_mut().rev().find(|s| s.0 == *g)?;
+                    s.2 = Some(at);
+                }
+            }
+        }
+        if at != end {
+            return None;
+        }
+        let mut out = Vec::new();
+        for (name, g) in names {
+            if let Some(&(_, Some(a), Some(z))) = spans.iter().find(|s| s.0 == *g) {
+                out.push((name.clone(), hay.get(a..z)?.to_owned()));
+            }
+        }
+        Some(out)
     }
 }
 

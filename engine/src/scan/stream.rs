@@ -20,7 +20,7 @@
 
 use crate::machine::LiteralHit;
 use crate::pyre::MatchError;
-use crate::scan::delimiter::{Delimiter, DelimiterSource, Matcher};
+use crate::scan::delimiter::{Branch, Delimiter, DelimiterSource, Matcher};
 use crate::scan::table::{CERTAIN, DEAD, DfaTable, FUT, LATER, MATCH};
 
 /// Whether a watched delimiter opens or closes its field's region.
@@ -529,6 +529,87 @@ impl<'a> Hay<'a> {
     }
 }
 
+/// A watch set's automata as the scanner's per-byte loop reads them, entry
+/// by entry (entries in [`WatchSet::entries`] order).
+///
+/// [`IrAutomata`] answers from the IR. Generated code implements it once per
+/// state with constant answers (the entry count, each entry's branches as a
+/// `static`, its first bytes as a `match`): the loop over entries is then
+/// unrolled, and each step reads its automaton at a fixed address.
+pub trait Automata<'a>: Copy {
+    /// The number of watch entries.
+    fn count(self) -> usize;
+    /// Entry `k`'s automaton branches; `None` for a delimiter on the
+    /// backtracking path.
+    fn branches(self, k: usize) -> Option<&'a [Branch]>;
+    /// Whether a match of entry `k` can begin with byte `b` (its
+    /// [`Delimiter::first_bytes`]).
+    fn may_begin(self, k: usize, b: u8) -> bool;
+}
+
+/// What [`StreamScan::advance_with`] reads besides the automata, passed
+/// through a machine's [`crate::machine::Machine::advance`].
+#[derive(Clone, Copy)]
+pub struct Advance<'x> {
+    /// The watch set.
+    pub ws: &'x WatchSet,
+    /// The template's delimiters.
+    pub delims: &'x [Delimiter],
+    /// The text.
+    pub hay: &'x Hay<'x>,
+    /// Where lookbehinds hold.
+    pub guards: &'x dyn Guards,
+    /// Whether the text is complete.
+    pub eos: bool,
+}
+
+impl StreamScan {
+    /// [`StreamScan::advance_with`] on a state that is not a literal state,
+    /// with `automata` (a compiled machine's own for the state).
+    #[inline(always)]
+    pub fn advance_automata<'a>(&mut self, a: Advance<'_>, automata: impl Automata<'a>) {
+        self.advance_with(
+            a.ws,
+            a.delims,
+            automata,
+            a.hay,
+            a.guards,
+            a.eos,
+            false,
+            |_, _| None,
+        );
+    }
+}
+
+/// [`Automata`] read from the IR: what the run-time parser runs.
+#[derive(Clone, Copy, Debug)]
+pub struct IrAutomata<'a> {
+    /// The watch set.
+    pub ws: &'a WatchSet,
+    /// The template's delimiters.
+    pub delims: &'a [Delimiter],
+}
+
+impl<'a> Automata<'a> for IrAutomata<'a> {
+    #[inline(always)]
+    fn count(self) -> usize {
+        self.ws.entries.len()
+    }
+
+    #[inline(always)]
+    fn branches(self, k: usize) -> Option<&'a [Branch]> {
+        match &self.delims[self.ws.entries[k].delim as usize].matcher {
+            Matcher::Dfa(branches) => Some(branches),
+            Matcher::Backtrack => None,
+        }
+    }
+
+    #[inline(always)]
+    fn may_begin(self, k: usize, b: u8) -> bool {
+        self.delims[self.ws.entries[k].delim as usize].first_bytes[b as usize]
+    }
+}
+
 /// Where each lookbehind holds, for the positions the scanner may still
 /// start threads at.
 pub trait Guards {
@@ -632,11 +713,18 @@ impl StreamScan {
     /// search, [`LiteralSet::search`]); with `answered`, the machine's
     /// search decides this watch set although it is not all literals (see
     /// [`crate::machine::Machine::answers`]).
+    ///
+    /// `automata` gives the watch entries' automata to the per-byte loop:
+    /// [`IrAutomata`] reads them from the IR; a compiled machine passes a
+    /// type of its own per state whose answers are constants, so that the
+    /// loop is compiled for that state (see [`Automata`]).
     #[allow(clippy::too_many_arguments)]
-    pub fn advance_with(
+    #[inline]
+    pub fn advance_with<'a>(
         &mut self,
         ws: &WatchSet,
         delims: &[Delimiter],
+        automata: impl Automata<'a>,
         hay: &Hay<'_>,
         guards: &dyn Guards,
         eos: bool,
@@ -680,9 +768,8 @@ impl StreamScan {
             let b = hay.byte(i);
             let boundary = (b & 0xC0) != 0x80;
             idle = true;
-            for (k, w) in ws.entries.iter().enumerate() {
-                let d = &delims[w.delim as usize];
-                let Matcher::Dfa(branches) = &d.matcher else {
+            for k in 0..automata.count() {
+                let Some(branches) = automata.branches(k) else {
                     continue;
                 };
                 let p = &mut self.pats[k];
@@ -691,7 +778,7 @@ impl StreamScan {
                 }
                 // A thread started on a byte outside the delimiter's first
                 // bytes dies on it without recording a match: skip it.
-                if boundary && d.first_bytes[b as usize] && i <= cutoff {
+                if boundary && automata.may_begin(k, b) && i <= cutoff {
                     spawn(p, branches, i, hay.prev(i), guards);
                 }
                 if p.threads.is_empty() {
@@ -732,8 +819,8 @@ impl StreamScan {
         if eos && !self.ended && end == len {
             self.ended = true;
             let prev = hay.prev(len);
-            for (k, w) in ws.entries.iter().enumerate() {
-                let Matcher::Dfa(branches) = &delims[w.delim as usize].matcher else {
+            for k in 0..automata.count() {
+                let Some(branches) = automata.branches(k) else {
                     continue;
                 };
                 let p = &mut self.pats[k];
@@ -1081,13 +1168,7 @@ fn backtrack_scan(
 
 /// Starts threads at `at` for every branch whose guard holds there.
 #[inline]
-fn spawn(
-    p: &mut PatScan,
-    branches: &[crate::scan::delimiter::Branch],
-    at: usize,
-    prev: Option<u8>,
-    guards: &dyn Guards,
-) {
+fn spawn(p: &mut PatScan, branches: &[Branch], at: usize, prev: Option<u8>, guards: &dyn Guards) {
     for (bi, br) in branches.iter().enumerate() {
         if let Some(g) = br.guard
             && !guards.holds(g, at)
@@ -1212,7 +1293,17 @@ mod tests {
             base: 0,
             before: None,
         };
-        scan.advance_with(&ws, delims, &hay, &NoGuards, eos, false, |_, _| None);
+        let automata = IrAutomata { ws: &ws, delims };
+        scan.advance_with(
+            &ws,
+            delims,
+            automata,
+            &hay,
+            &NoGuards,
+            eos,
+            false,
+            |_, _| None,
+        );
         scan.decide(&ws, delims, &hay, eos, false, |_, _, _, _| None)
             .expect("no budget trouble")
     }
