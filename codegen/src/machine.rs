@@ -526,7 +526,8 @@ fn automata_impl(
 }
 
 /// Whether the groups of delimiter `d`'s matches are read by generated
-/// code (see [`captures_fn`]) rather than by the backtracking matcher.
+/// code (a `groups_N` function in the module) rather than by the
+/// backtracking matcher.
 pub fn captures_generated(d: &Delimiter) -> bool {
     matches!(d.matcher, Matcher::Dfa(_))
         && d.needs_regex_at_commit
