@@ -81,3 +81,92 @@ fn every_vector_through_compiled_parsers() {
     assert!(compiled >= 700, "only {compiled} cases ran compiled");
     println!("{compiled} cases through compiled parsers, {loader_errors} rejected templates");
 }
+
+/// xorshift64: deterministic texts without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// Compiled parsers resolve pieces in the states their machine searches
+/// (`Machine::searches`) without the scanner: a piece with a delimiter's
+/// first byte but no delimiter, a piece ending inside a delimiter (held),
+/// and the piece after such a hold (searched together with the held text).
+/// Texts dense in delimiters, their prefixes and fillers, fed in pieces of
+/// one to five bytes, give what the run-time parser gives on the same pieces
+/// and what the compiled parser gives in one piece.
+#[test]
+fn pieces_around_held_delimiters_match_the_engine() {
+    use retort_conformance::{Runner, normalise, strict_equal};
+    use retort_engine::scan::delimiter::DelimiterSource;
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    let mut runs = 0usize;
+    for &v in Vector::ALL {
+        let t = v.template();
+        let mut parts: Vec<String> = ["a", " ", "\n", "é", "<", "x y", "\t", "{\"a\": 1}"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        for d in t.delimiters() {
+            // Literal delimiters, and the literals of leading-loop patterns
+            // (`\s*<tool_call>`), with every cut of them.
+            let lits: Vec<String> = match &d.source {
+                DelimiterSource::Literals(list) => list.clone(),
+                DelimiterSource::Pattern(_) => d
+                    .regex
+                    .looped_literals()
+                    .map(|shape| shape.literals.clone())
+                    .unwrap_or_default(),
+            };
+            for l in lits {
+                for (cut, _) in l.char_indices().skip(1) {
+                    parts.push(l[..cut].to_owned());
+                }
+                parts.push(l);
+            }
+        }
+        let compiled = Compiled(v);
+        for round in 0..30 {
+            let mut text = String::new();
+            for _ in 0..(4 + rng.below(24)) {
+                text.push_str(&parts[rng.below(parts.len())]);
+            }
+            let step = 1 + round % 5;
+            let mut pieces = Vec::new();
+            let mut start = 0;
+            for (n, (i, _)) in text.char_indices().enumerate() {
+                if n > 0 && n % step == 0 {
+                    pieces.push(&text[start..i]);
+                    start = i;
+                }
+            }
+            pieces.push(&text[start..]);
+            let streamed = compiled.run("", None, &pieces);
+            let runtime = t.run("", None, &pieces);
+            let whole = compiled.run("", None, &[text.as_str()]);
+            assert!(
+                strict_equal(&normalise(&streamed), &normalise(&runtime)),
+                "{v:?}: compiled and run-time differ on {text:?} in {step}-character pieces\ncompiled {}\nrun-time {}",
+                streamed.to_json_string(),
+                runtime.to_json_string()
+            );
+            assert!(
+                strict_equal(&normalise(&streamed), &normalise(&whole)),
+                "{v:?}: {text:?} in {step}-character pieces differs from one piece\nstreamed {}\nwhole    {}",
+                streamed.to_json_string(),
+                whole.to_json_string()
+            );
+            runs += 1;
+        }
+    }
+    assert!(runs > 1_000, "{runs} texts");
+}

@@ -11,7 +11,11 @@
 //!   partial-match holdback for this state's literals and the complete
 //!   literals compared inline in the reference's priority order (longest,
 //!   opens before closes, field name, entry) — the order resolved here, at
-//!   build time.
+//!   build time. The machine says it searches the state
+//!   (`Machine::searches`), and the parser then decides pieces there with
+//!   this search alone while nothing else is pending: no delimiter in the
+//!   piece, or only the start of one at its end (held), or none in the held
+//!   text and the next piece together.
 //! - **Leading loops before literals.** A state whose patterns are each a
 //!   loop and literals (`\s*<tool_call>`, `\s*(?:<|im_end|>|<|endoftext|>)`,
 //!   one loop class for all), beside plain literals, is a literal state in
@@ -741,6 +745,7 @@ pub fn generate(
         }
     }
     let mut literal_arms = Vec::new();
+    let mut literal_states = Vec::new();
     let mut answered = Vec::new();
     let mut quick_arms = Vec::new();
     let mut quick_states = Vec::new();
@@ -758,10 +763,12 @@ pub fn generate(
             fns.push(f);
             let name = quote::format_ident!("state_{}", wi);
             literal_arms.push(quote!(#wi => ::core::option::Option::Some(#name(bytes, eos)),));
+            literal_states.push(wi);
         } else if let Some(f) = looped_fn(t, wi, ws, rt) {
             fns.push(f);
             let name = quote::format_ident!("state_{}", wi);
             literal_arms.push(quote!(#wi => ::core::option::Option::Some(#name(bytes, eos)),));
+            literal_states.push(wi);
             answered.push(wi);
         } else if let Some(f) = automata_impl(t, wi, ws, rt, lowering) {
             fns.push(f);
@@ -809,6 +816,15 @@ pub fn generate(
     } else {
         quote!(matches!(ws, #(#quick_states)|*))
     };
+    let searched: Vec<usize> = literal_states;
+    let searches = if searched.is_empty() {
+        quote!({
+            let _ = ws;
+            false
+        })
+    } else {
+        quote!(matches!(ws, #(#searched)|*))
+    };
     let answers = if answered.is_empty() {
         quote!({
             let _ = ws;
@@ -844,6 +860,11 @@ pub fn generate(
             #[inline(always)]
             fn answers(self, ws: usize) -> bool {
                 #answers
+            }
+
+            #[inline(always)]
+            fn searches(self, ws: usize) -> bool {
+                #searches
             }
 
             #[inline(always)]

@@ -9,8 +9,11 @@
 //! that template's states compiled in: for each parser state (watch set)
 //! whose delimiters are literals, the literals as constants found with
 //! `memchr` and compared inline, in the reference's priority order, with the
-//! partial-match holdback for that state's literals only; for each state, the
-//! byte test of the quick path as a constant; for each state whose patterns
+//! partial-match holdback for that state's literals only, with which the
+//! parser also decides pieces there while nothing else is pending (a piece
+//! with a delimiter's first byte but no delimiter, one ending inside a
+//! delimiter, the piece after such a hold: [`Machine::searches`]); for each
+//! state, the byte test of the quick path as a constant; for each state whose patterns
 //! are a leading loop and literals, a search that decides it as a literal
 //! state (see [`Machine::answers`]); for each other state, its automata as
 //! constants, with which the scanner's thread loop is compiled for the
@@ -82,6 +85,20 @@ pub trait Machine<'t>: Copy + Debug {
     /// `Some` with exactly the decision the threads would reach.
     #[inline(always)]
     fn answers(self, ws: usize) -> bool {
+        let _ = ws;
+        false
+    }
+
+    /// Whether [`Machine::find_literal`] answers for watch set `ws` (a
+    /// literal state, or one [`Machine::answers`] for). The parser then
+    /// resolves pieces there with that search alone while nothing else is
+    /// pending: a piece in which it finds no delimiter is region text
+    /// whatever bytes it holds, one ending inside a delimiter is held from
+    /// there, and the next piece is searched together with the held text
+    /// (see `Parser::feed`). The run-time machine answers `false` and
+    /// leaves such pieces to the scanner.
+    #[inline(always)]
+    fn searches(self, ws: usize) -> bool {
         let _ = ws;
         false
     }

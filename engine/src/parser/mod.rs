@@ -28,7 +28,7 @@
 use crate::content::ParamStream;
 pub use crate::error::{ParseError, ParseErrorKind};
 use crate::event::{Event, OwnedEvent};
-use crate::machine::Machine;
+use crate::machine::{LiteralHit, Machine};
 use crate::scan::delimiter::Delimiter;
 use crate::scan::guards::GuardState;
 use crate::scan::stream::{
@@ -317,22 +317,18 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         let wi = self.watch_index();
         let ws = &self.t.watch_sets[wi];
         let specialised = self.m.has_quick(wi);
-        // What the quick path may still take before a limit needs checking
-        // (the slow path checks and reports it).
-        let limits = &self.options.limits;
-        let room = limits
-            .max_region
-            .saturating_sub(self.body.len())
-            .min(limits.max_message.saturating_sub(self.fed()));
+        let searched = self.m.searches(wi);
+        let room = self.room();
         if let Some(set) = &ws.literals {
-            return (specialised || set.firsts.members.len() == 1).then_some(Quick {
+            return (searched || specialised || set.firsts.members.len() == 1).then_some(Quick {
                 ws: wi as u16,
                 room,
                 stops: &set.firsts,
                 loop_bytes: None,
+                searched,
             });
         }
-        (specialised || ws.stops.members.len() == 1).then_some(Quick {
+        (searched || specialised || ws.stops.members.len() == 1).then_some(Quick {
             ws: wi as u16,
             room,
             stops: &ws.stops,
@@ -341,11 +337,174 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                 .iter()
                 .any(Option::is_some)
                 .then_some(&ws.loop_bytes),
+            searched,
         })
+    }
+
+    /// What the region may still take before a limit needs checking (the
+    /// slow path checks and reports it).
+    fn room(&self) -> usize {
+        let limits = &self.options.limits;
+        limits
+            .max_region
+            .saturating_sub(self.body.len())
+            .min(limits.max_message.saturating_sub(self.fed()))
+    }
+
+    /// The quick path of [`Parser::feed`] in a state the machine searches,
+    /// for a piece that ends inside a delimiter at `at`: the text before it
+    /// goes to the open region and the rest is held, as the scanner would
+    /// have decided (`None`: the scanner decides, as for a hold too long
+    /// for `max_held`, see [`Parser::hold_fits`]).
+    #[inline(never)]
+    fn feed_quick_hold<'a>(&'a mut self, text: &'a str, field: u16, at: usize) -> Events<'a> {
+        if !self.values.is_empty() {
+            self.values.clear();
+        }
+        if !self.param_log.is_empty() {
+            self.param_log.clear();
+        }
+        self.raw.clear();
+        let start = self.pos;
+        let hold = start + at;
+        if at > 0 {
+            self.body.push_str(&text[..at]);
+            self.raw.push(RawEvent::Chunk {
+                field,
+                start,
+                end: hold,
+            });
+        }
+        let before = match at {
+            0 => self.text.before,
+            _ => Some(text.as_bytes()[at - 1]),
+        };
+        self.pos = hold;
+        self.scan.hold_literal(hold, text.len());
+        self.text.restart(hold, before, &text[at..]);
+        self.quick = None;
+        Events {
+            params: &self.param_log,
+            raw: &self.raw,
+            malformed: &self.malformed,
+            values: &self.values,
+            output: &self.output,
+            src: text,
+            src_base: start,
+            t: self.t,
+        }
+    }
+
+    /// Whether [`Parser::feed_quick_hold`] may hold `text[at..]` (else the
+    /// scanner decides: a hold too long for `max_held` is its error).
+    fn hold_fits(&self, text: &str, at: usize) -> bool {
+        text.len() - at <= self.options.limits.max_held
+            && text.is_char_boundary(at)
+            && self.xml.is_none()
+            && !self.plain
+    }
+
+    /// The piece after a held partial delimiter, in a state the machine
+    /// searches: when the held text and the piece together begin no
+    /// delimiter, both go to the open region at once, without the scanner.
+    /// Gives the open region's field when that is so (`None`: the scanner
+    /// decides).
+    #[inline(never)]
+    fn after_hold_takes(&self, text: &str) -> Option<u16> {
+        let field = self.current?;
+        let wi = self.watch_index();
+        if !self.m.searches(wi)
+            || text.is_empty()
+            || self.failed.is_some()
+            || self.finalized
+            || self.stuck
+            || self.plain
+            || !self.opened
+            || !self.t.scan_in_place
+            || self.xml.is_some()
+            || !self.pending_utf8.is_empty()
+            || self.scan.literal_hold() != Some(self.pos)
+            || self.pos < self.text.base
+        {
+            return None;
+        }
+        let held = &self.text.buf[self.pos - self.text.base..];
+        // A hold is a cut literal or a short run before one; long runs of a
+        // leading loop go to the scanner.
+        const JOINT: usize = 128;
+        if held.is_empty() || held.len() > JOINT / 4 {
+            return None;
+        }
+        let limits = &self.options.limits;
+        if text.len() > limits.max_message.saturating_sub(self.fed())
+            || held.len() + text.len() > limits.max_region.saturating_sub(self.body.len())
+        {
+            return None;
+        }
+        // The held text and the start of the piece, searched together: a
+        // delimiter that begins in the held text, or one cut by the end of
+        // this window, is found or held by the search, and the scanner
+        // decides it.
+        let mut joint = [0u8; JOINT];
+        let n = held.len();
+        let mut k = text.len().min(JOINT - n);
+        while !text.is_char_boundary(k) {
+            k -= 1;
+        }
+        joint[..n].copy_from_slice(held.as_bytes());
+        joint[n..n + k].copy_from_slice(&text.as_bytes()[..k]);
+        if self.m.find_literal(wi, &joint[..n + k], false) != Some(LiteralHit::Nothing) {
+            return None;
+        }
+        if k < text.len()
+            && self.m.find_literal(wi, text.as_bytes(), false) != Some(LiteralHit::Nothing)
+        {
+            return None;
+        }
+        Some(field)
+    }
+
+    /// Takes the held text and `text` into the open region of `field`
+    /// (what [`Parser::after_hold_takes`] allowed).
+    #[inline(never)]
+    fn feed_after_hold<'a>(&'a mut self, text: &'a str, field: u16) -> Events<'a> {
+        let held_from = self.pos - self.text.base;
+        let start = self.pos;
+        let end = self.text.len() + text.len();
+        if !self.values.is_empty() {
+            self.values.clear();
+        }
+        if !self.param_log.is_empty() {
+            self.param_log.clear();
+        }
+        self.body.push_str(&self.text.buf[held_from..]);
+        self.body.push_str(text);
+        self.raw.clear();
+        self.raw.push(RawEvent::Chunk { field, start, end });
+        self.scan.release_literal_hold(end, end - start);
+        self.pos = end;
+        self.text.buf.clear();
+        self.text.base = end;
+        self.text.before = text.as_bytes().last().copied();
+        self.quick = self.quick_stop();
+        // The chunk's text, held text and piece together, is the end of
+        // the region's body.
+        let src = &self.body[self.body.len() - (end - start)..];
+        Events {
+            params: &self.param_log,
+            raw: &self.raw,
+            malformed: &self.malformed,
+            values: &self.values,
+            output: &self.output,
+            src,
+            src_base: start,
+            t: self.t,
+        }
     }
 
     /// The quick path of [`Parser::feed`]: `text` holds no byte that can
     /// begin a delimiter, so it all goes to the open region.
+    #[inline(always)]
     fn feed_quick<'a>(&'a mut self, text: &'a str, field: u16) -> Events<'a> {
         if let Some(q) = &mut self.quick {
             q.room -= text.len();
@@ -450,20 +609,42 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     /// When the parser holds no undecided text, the piece is scanned where it
     /// lies and only region text is copied (into the region's body); text
     /// that might start a delimiter is kept until the next call decides it.
+    #[inline]
     pub fn feed<'a>(&'a mut self, text: &'a str) -> Result<Events<'a>, ParseError> {
         if let (Some(q), Some(field)) = (self.quick, self.current)
             && text.len() <= q.room
-            && self
+        {
+            if self
                 .m
                 .quick_takes(q.ws as usize, text.as_bytes())
                 .unwrap_or_else(|| q.takes(text.as_bytes()))
+            {
+                return Ok(self.feed_quick(text, field));
+            }
+            if q.searched {
+                // A byte of the piece may begin a delimiter: the state's
+                // own search decides it (no delimiter in it after all, or
+                // only the start of one at its end).
+                match self.m.find_literal(q.ws as usize, text.as_bytes(), false) {
+                    Some(LiteralHit::Nothing) if !text.is_empty() => {
+                        return Ok(self.feed_quick(text, field));
+                    }
+                    Some(LiteralHit::Partial(at)) if self.hold_fits(text, at) => {
+                        return Ok(self.feed_quick_hold(text, field, at));
+                    }
+                    _ => {}
+                }
+            }
+        } else if self.quick.is_none()
+            && let Some(field) = self.after_hold_takes(text)
         {
-            return Ok(self.feed_quick(text, field));
+            return Ok(self.feed_after_hold(text, field));
         }
         self.quick = None;
         self.feed_slow(text)
     }
 
+    #[inline(never)]
     fn feed_slow<'a>(&'a mut self, text: &'a str) -> Result<Events<'a>, ParseError> {
         self.begin_call()?;
         self.check_message(text.len(), || text.to_owned())?;
@@ -962,6 +1143,9 @@ struct Quick<'t> {
     /// With leading loops (`\s*<tool_call>`): their ASCII bytes. A piece
     /// that ends in one may begin a delimiter.
     loop_bytes: Option<&'t [bool; 128]>,
+    /// The machine's search decides the state ([`Machine::searches`]):
+    /// the piece is searched instead of tested byte by byte.
+    searched: bool,
 }
 
 impl Quick<'_> {

@@ -699,6 +699,40 @@ impl StreamScan {
                     .all(|p| p.threads.is_empty() && p.best.is_none() && p.bt_pending.is_none())
     }
 
+    /// Literal watch sets (or states a machine's search answers for): the
+    /// offset where the text ends inside a literal, when that is all the
+    /// scanner holds (no match chosen).
+    #[inline]
+    pub fn literal_hold(&self) -> Option<usize> {
+        if self.stale || self.lit_found.is_some() {
+            return None;
+        }
+        self.lit_hold
+    }
+
+    /// Records what [`StreamScan::advance_with`] records when a search of a
+    /// literal watch set over `read` bytes from the frontier finds the text
+    /// ending inside a literal at `at` (absolute): the state the scanner is
+    /// in after such a search, for a caller that searched itself (a
+    /// compiled parser's quick path).
+    #[inline]
+    pub fn hold_literal(&mut self, at: usize, read: usize) {
+        self.refresh();
+        self.bytes_read += read as u64;
+        self.lit_hold = Some(at);
+        self.frontier = at;
+    }
+
+    /// Forgets a hold recorded by a literal search and moves the frontier
+    /// to `to`: a caller found that the held text and `read` bytes in all
+    /// (from the hold) begin no delimiter.
+    #[inline]
+    pub fn release_literal_hold(&mut self, to: usize, read: usize) {
+        self.bytes_read += read as u64;
+        self.lit_hold = None;
+        self.frontier = to;
+    }
+
     /// Records that the text up to `to` was found to hold no byte that can
     /// begin a watched delimiter (only valid when [`StreamScan::is_clear`]).
     #[inline]
