@@ -522,7 +522,12 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         }
         let start = self.pos;
         let end = start + text.len();
-        self.body.push_str(text);
+        // One ASCII character (a common streamed token) is pushed without
+        // a call to `memcpy`.
+        match text.as_bytes() {
+            &[b] if b.is_ascii() => self.body.push(b as char),
+            _ => self.body.push_str(text),
+        }
         let chunk = RawEvent::Chunk { field, start, end };
         if let [only] = self.raw.as_mut_slice() {
             *only = chunk;
