@@ -29,6 +29,12 @@ impl Rng {
     }
 }
 
+/// The pattern tree of a compiled delimiter's regex (a compiled template's
+/// regexes keep their pattern text, not its tree): parsed again.
+fn reparsed(d: &retort_engine::scan::delimiter::Delimiter) -> Option<retort_engine::pyre::Regex> {
+    retort_engine::pyre::Regex::new(d.regex.pattern()).ok()
+}
+
 /// The byte strings a state's texts are made of: its delimiters' literals
 /// (or, for patterns, their first bytes), their prefixes, and fillers.
 fn pieces(t: &retort::Template, ws: &WatchSet) -> Vec<Vec<u8>> {
@@ -44,12 +50,32 @@ fn pieces(t: &retort::Template, ws: &WatchSet) -> Vec<Vec<u8>> {
     // runs of their loop's characters (ASCII and not).
     for w in &ws.entries {
         let d = t.delimiter(w.delim as usize);
-        if let Some(shape) = d.regex.looped_literals() {
+        if let Some(shape) = reparsed(d).and_then(|r| r.looped_literals()) {
             lits.extend(shape.literals.iter().map(|l| l.as_bytes().to_vec()));
             for c in [' ', '\n', '\t', '\u{a0}', '\u{3000}', '\u{2028}', '\u{85}'] {
                 if shape.class.contains(c) {
                     out.push(c.to_string().into_bytes());
                     out.push(format!("{c}{c}").into_bytes());
+                }
+            }
+        }
+    }
+    // Patterns of literals and loops in sequence: their literals, and runs
+    // of their loops' characters.
+    for w in &ws.entries {
+        let d = t.delimiter(w.delim as usize);
+        if let Some(seq) = reparsed(d).and_then(|r| r.literal_sequence()) {
+            for piece in &seq.pieces {
+                match piece {
+                    retort_engine::pyre::SeqPiece::Lit(l) => lits.push(l.as_bytes().to_vec()),
+                    retort_engine::pyre::SeqPiece::Loop(class) => {
+                        for c in [' ', '\n', '\t', '\u{a0}', '\u{3000}', '\u{85}', 'x'] {
+                            if class.contains(c) {
+                                out.push(c.to_string().into_bytes());
+                                out.push(format!("{c}{c}{c}").into_bytes());
+                            }
+                        }
+                    }
                 }
             }
         }
@@ -212,6 +238,27 @@ fn generated_states_agree_with_the_engine() {
     // Qwen3, Qwen2.5, QwQ, Hermes 2 Pro, ... have states of leading loops
     // and literals.
     assert!(looped_checks > 2_000, "{looped_checks} looped searches");
+    // Qwen3-Coder, Seed-OSS (`</function>\s*</tool_call>`) and the
+    // templates closing tool calls with `</tool_call>\s*` have states of
+    // literals and loops in sequence; they are among the looped checks.
+    let sequence_states = Vector::ALL
+        .iter()
+        .map(|v| {
+            let t = v.template();
+            t.watch_sets()
+                .iter()
+                .enumerate()
+                .filter(|(wi, ws)| {
+                    v.machine_answers(*wi)
+                        && ws.entries.len() == 1
+                        && reparsed(t.delimiter(ws.entries[0].delim as usize))
+                            .and_then(|r| r.literal_sequence())
+                            .is_some_and(|s| s.pieces.len() > 1)
+                })
+                .count()
+        })
+        .sum::<usize>();
+    assert!(sequence_states >= 10, "{sequence_states} sequence states");
 }
 
 /// Every model output in the repository's case files, for the groups test.

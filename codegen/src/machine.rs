@@ -32,6 +32,15 @@
 //!   their number (the engine's own test takes states with one such byte
 //!   only).
 //!
+//! - **Literals and loops in sequence.** A state whose one delimiter is a
+//!   pattern such as `</function>\s*</tool_call>` or `</tool_call>\s*`
+//!   (literals and greedy loops, each loop's characters excluding the
+//!   next literal's first one) is searched by a function of its own too:
+//!   at each byte that can begin the first literal, the pieces are
+//!   compared in turn, each loop taking its whole run; the text ending
+//!   inside a piece, or in a trailing loop's run, holds from the match's
+//!   start. The machine answers for the state, as for leading loops.
+//!
 //! Other states with regex delimiters keep the engine's automaton threads
 //! for the search, but with the state's automata as constants (a type per
 //! state implementing `Automata`: the entry count, each entry's branches as
@@ -46,7 +55,7 @@ use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 use retort::Template;
 use retort::lit::{Lit, ToLit, Ty};
-use retort::pyre::Class;
+use retort::pyre::{Class, SeqPiece};
 use retort::scan::captures::{CapturePieceTable, CaptureTables};
 use retort::scan::delimiter::{Delimiter, DelimiterSource, Matcher};
 use retort::scan::stream::{ByteSet, WatchSet};
@@ -62,6 +71,9 @@ pub struct StatePlan {
     /// The state's leading loops and literals are searched by generated
     /// code (see the module documentation).
     pub looped_search: bool,
+    /// The state's one pattern, literals and loops in sequence, is
+    /// searched by generated code (see the module documentation).
+    pub sequence_search: bool,
     /// The quick path's byte test is generated.
     pub quick_test: bool,
     /// Some delimiter of the state runs on the engine's backtracking path
@@ -76,6 +88,8 @@ impl StatePlan {
             "literals compared by generated code"
         } else if self.looped_search {
             "leading loops and literals compared by generated code"
+        } else if self.sequence_search {
+            "literals and loops in sequence compared by generated code"
         } else if self.backtracking {
             "the engine's backtracking matcher (falls back)"
         } else {
@@ -101,6 +115,7 @@ pub fn plan(t: &Template) -> Vec<StatePlan> {
             name: state_name(t, i),
             literal_search: ws.literals.is_some(),
             looped_search: Looped::of(t, ws).is_some(),
+            sequence_search: sequence_of(t, ws).is_some(),
             quick_test: quick_bytes(ws).is_some(),
             backtracking: ws
                 .entries
@@ -421,6 +436,159 @@ fn looped_fn(t: &Template, wi: usize, ws: &WatchSet, rt: &TokenStream) -> Option
                     return #rt::LiteralHit::Partial(run);
                 }
             }
+            #rt::LiteralHit::Nothing
+        }
+    })
+}
+
+/// The class as a `static` of generated code.
+fn class_static(name: &proc_macro2::Ident, class: &Class, rt: &TokenStream) -> TokenStream {
+    let ranges = class.ranges().iter().map(|&(a, b)| quote!((#a, #b)));
+    let [a0, a1] = class.ascii;
+    quote! {
+        static #name: #rt::Class = #rt::Class {
+            ranges: #rt::Cow::Borrowed(&[#(#ranges),*]),
+            ascii: [#a0, #a1],
+        };
+    }
+}
+
+/// The pieces of a state whose only delimiter is a pattern of literals and
+/// loops in sequence (`</function>\s*</tool_call>`, `</tool_call>\s*`; see
+/// `Regex::literal_sequence`), when it is not a leading loop and literals
+/// already (those are [`Looped`] states). Conservative, as [`Looped::of`]:
+/// a match at a position is then made in one way only, and the state's
+/// decision is the first position where the pattern matches or the text
+/// ends inside a match (`tests/machine.rs` holds it to the automaton
+/// threads).
+fn sequence_of(t: &Template, ws: &WatchSet) -> Option<Vec<SeqPiece>> {
+    let [w] = &ws.entries[..] else {
+        return None;
+    };
+    if ws.literals.is_some() || Looped::of(t, ws).is_some() {
+        return None;
+    }
+    let d = t.delimiter(w.delim as usize);
+    let Matcher::Dfa(branches) = &d.matcher else {
+        return None;
+    };
+    let [branch] = &branches[..] else {
+        return None;
+    };
+    if d.needs_regex_at_commit
+        || d.may_match_empty
+        || d.needs_history
+        || branch.guard.is_some()
+        || d.regex.group_count() != 0
+        || !matches!(d.source, DelimiterSource::Pattern(_))
+    {
+        return None;
+    }
+    let pieces = d.regex.literal_sequence()?.pieces;
+    // Some loop after a literal (else the pattern is a literal, or a
+    // leading loop and a literal), and classes small enough to write out.
+    let inner_loop = pieces
+        .iter()
+        .skip(1)
+        .any(|p| matches!(p, SeqPiece::Loop(_)));
+    let small = pieces.iter().all(|p| match p {
+        SeqPiece::Loop(c) => c.ranges().len() <= 64,
+        SeqPiece::Lit(_) => true,
+    });
+    (inner_loop && small).then_some(pieces)
+}
+
+/// The search of a state of one literal sequence (see [`sequence_of`]).
+fn sequence_fn(t: &Template, wi: usize, ws: &WatchSet, rt: &TokenStream) -> Option<TokenStream> {
+    let pieces = sequence_of(t, ws)?;
+    let name = quote::format_ident!("state_{}", wi);
+    let mut statics = Vec::new();
+    let mut steps = Vec::new();
+    let mut shown = Vec::new();
+    let mut first_lit: Option<&str> = None;
+    let mut lead_class = None;
+    for (k, piece) in pieces.iter().enumerate() {
+        match piece {
+            SeqPiece::Lit(l) => {
+                shown.push(format!("`{}`", l.escape_debug()));
+                // Positions are found by the first literal's first byte.
+                first_lit.get_or_insert(l.as_str());
+                let len = l.len();
+                let lit = Literal::byte_string(l.as_bytes());
+                steps.push(quote! {
+                    let tail = &bytes[j..];
+                    if tail.starts_with(#lit) {
+                        j += #len;
+                    } else if !eos && tail.len() < #len && #lit.starts_with(tail) {
+                        return #rt::LiteralHit::Partial(start);
+                    } else {
+                        break 'attempt;
+                    }
+                });
+            }
+            SeqPiece::Loop(class) => {
+                shown.push(format!("a run of `{class:?}`"));
+                let cname = quote::format_ident!("SEQ_{}_{}", wi, k);
+                statics.push(class_static(&cname, class, rt));
+                if k == 0 {
+                    lead_class = Some(cname);
+                    continue;
+                }
+                let trailing = k + 1 == pieces.len();
+                let end_test = trailing.then(|| {
+                    quote! {
+                        // The match may still grow while the run goes on.
+                        if j == bytes.len() && !eos {
+                            return #rt::LiteralHit::Partial(start);
+                        }
+                    }
+                });
+                steps.push(quote! {
+                    j = #rt::loop_run_end(bytes, j, &#cname);
+                    #end_test
+                });
+            }
+        }
+    }
+    let find = find_any(&[first_lit?.as_bytes()[0]], quote!(&bytes[i..]), rt);
+    let start = match &lead_class {
+        Some(c) => quote!(#rt::loop_run_start(bytes, at, &#c)),
+        None => quote!(at),
+    };
+    let tail_hold = lead_class.as_ref().map(|c| {
+        quote! {
+            // A text ending in the leading loop may still begin a match.
+            if !eos {
+                let run = #rt::loop_run_start(bytes, bytes.len(), &#c);
+                if run < bytes.len() {
+                    return #rt::LiteralHit::Partial(run);
+                }
+            }
+        }
+    });
+    let doc = format!(
+        " State {wi} ({}): one pattern of literals and loops in sequence: {}.",
+        state_name(t, wi),
+        shown.join(", ")
+    );
+    Some(quote! {
+        #(#statics)*
+
+        #[doc = #doc]
+        #[inline(always)]
+        fn #name(bytes: &[u8], eos: bool) -> #rt::LiteralHit {
+            let mut i = 0usize;
+            while let ::core::option::Option::Some(p) = #find {
+                let at = i + p;
+                let start = #start;
+                let mut j = at;
+                'attempt: {
+                    #(#steps)*
+                    return #rt::LiteralHit::Found { at: start, len: j - start, entry: 0usize };
+                }
+                i = at + 1;
+            }
+            #tail_hold
             #rt::LiteralHit::Nothing
         }
     })
@@ -764,7 +932,7 @@ pub fn generate(
             let name = quote::format_ident!("state_{}", wi);
             literal_arms.push(quote!(#wi => ::core::option::Option::Some(#name(bytes, eos)),));
             literal_states.push(wi);
-        } else if let Some(f) = looped_fn(t, wi, ws, rt) {
+        } else if let Some(f) = looped_fn(t, wi, ws, rt).or_else(|| sequence_fn(t, wi, ws, rt)) {
             fns.push(f);
             let name = quote::format_ident!("state_{}", wi);
             literal_arms.push(quote!(#wi => ::core::option::Option::Some(#name(bytes, eos)),));

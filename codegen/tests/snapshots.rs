@@ -48,8 +48,11 @@ fn gpt_oss() {
 /// - `regex_delimiter`: a pattern that is a leading loop and a literal
 ///   (`\s*<tool_call>`): its state searched by generated code (the match
 ///   moved back over the loop's run), with a generated quick-path test; the
-///   close (`</tool_call>\s*`) keeps the automaton scanner;
-/// - `captures`: captures in an opening pattern (the tool's name);
+///   close (`</tool_call>\s*`, a literal and a trailing loop) searched by
+///   generated code too (a literal sequence: the text ending in the loop's
+///   run holds from the literal);
+/// - `captures`: captures in an opening pattern (the tool's name), whose
+///   state keeps the automaton scanner with its automata as constants;
 /// - `lookbehind`: a lookbehind guarding a delimiter (a tracker runs over
 ///   the text; the state is not a literal one).
 const FIXTURES: &[(&str, &str)] = &[

@@ -196,6 +196,38 @@ pub fn loop_run_start(bytes: &[u8], at: usize, class: &Class) -> usize {
     j
 }
 
+/// The end of the run of `class` characters that begins at `from` (a
+/// character boundary): where a loop of a literal sequence
+/// (`</function>\s*</tool_call>`) stops taking characters.
+#[inline]
+pub fn loop_run_end(bytes: &[u8], from: usize, class: &Class) -> usize {
+    let mut j = from;
+    while j < bytes.len() {
+        let b = bytes[j];
+        if b < 0x80 {
+            if class.contains(char::from(b)) {
+                j += 1;
+                continue;
+            }
+            return j;
+        }
+        let n = match b {
+            0xF0.. => 4,
+            0xE0.. => 3,
+            _ => 2,
+        };
+        match bytes
+            .get(j..j + n)
+            .and_then(|s| std::str::from_utf8(s).ok())
+            .and_then(|s| s.chars().next())
+        {
+            Some(c) if class.contains(c) => j += n,
+            _ => return j,
+        }
+    }
+    j
+}
+
 /// Whether `tail` (shorter than the longest of `lits`) is a proper prefix
 /// of one of `lits`: the text ends inside that literal.
 #[inline]

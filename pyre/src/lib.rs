@@ -245,6 +245,27 @@ pub struct LoopedLiterals {
     pub literals: Vec<String>,
 }
 
+/// One piece of a [`LiteralSequence`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SeqPiece {
+    /// Exactly this text (never empty).
+    Lit(String),
+    /// A greedy run of these characters, possibly empty.
+    Loop(Class),
+}
+
+/// A pattern that is literals and loops in sequence (see
+/// [`Regex::literal_sequence`]), such as `</function>\s*</tool_call>` or
+/// `</tool_call>\s*`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LiteralSequence {
+    /// The pieces, in order: no two loops in a row, and every loop that a
+    /// literal follows excludes that literal's first character, so that
+    /// the pattern matches at a position in one way only (each loop takes
+    /// its whole run).
+    pub pieces: Vec<SeqPiece>,
+}
+
 /// The strings a sequence of nodes matches, when it is literals and
 /// alternations of literals only (at most 64 strings).
 fn literal_strings(nodes: &[ast::Node]) -> Option<Vec<String>> {
@@ -724,6 +745,61 @@ impl Regex {
             return None;
         }
         Some(LoopedLiterals { class, literals })
+    }
+
+    /// The pattern as literals and loops in sequence (`L1 C* L2`, `L C*`,
+    /// `C* L1 C* L2`, ...): a top-level concatenation of literal
+    /// characters and greedy, unbounded repeats of one character class,
+    /// with no group, assertion, lookaround, alternation or flag-folded
+    /// character, no two loops in a row, at least one literal, and every
+    /// loop followed by a literal that does not begin with one of the
+    /// loop's characters. `None` otherwise, and for a regex built by
+    /// [`Regex::from_static`].
+    pub fn literal_sequence(&self) -> Option<LiteralSequence> {
+        let Some(ast::Node::Concat(items)) = &self.inner.node else {
+            return None;
+        };
+        let mut pieces: Vec<SeqPiece> = Vec::new();
+        for item in items {
+            match item {
+                ast::Node::Literal(c) => match pieces.last_mut() {
+                    Some(SeqPiece::Lit(s)) => s.push(*c),
+                    _ => pieces.push(SeqPiece::Lit(c.to_string())),
+                },
+                ast::Node::Repeat {
+                    node,
+                    min: 0,
+                    max: None,
+                    greedy: true,
+                    possessive: false,
+                    ..
+                } => {
+                    let class = match node.as_ref() {
+                        ast::Node::Class(class) => class.clone(),
+                        ast::Node::Literal(c) => {
+                            Class::from_unicode(&class::cp_range(*c as u32, *c as u32))
+                        }
+                        _ => return None,
+                    };
+                    if matches!(pieces.last(), Some(SeqPiece::Loop(_))) {
+                        return None;
+                    }
+                    pieces.push(SeqPiece::Loop(class));
+                }
+                _ => return None,
+            }
+        }
+        for pair in pieces.windows(2) {
+            if let [SeqPiece::Loop(class), SeqPiece::Lit(l)] = pair
+                && l.chars().next().is_none_or(|c| class.contains(c))
+            {
+                return None;
+            }
+        }
+        if !pieces.iter().any(|p| matches!(p, SeqPiece::Lit(_))) {
+            return None;
+        }
+        Some(LiteralSequence { pieces })
     }
 
     /// The capture plan (see [`CapturePlan`]), if the pattern has its

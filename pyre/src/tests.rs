@@ -797,6 +797,44 @@ fn looped_literals_are_a_leading_loop_and_literals_only() {
     }
 }
 
+#[test]
+fn literal_sequences_are_literals_and_loops_only() {
+    use crate::SeqPiece;
+    let seq = |p: &str| Regex::new(p).expect(p).literal_sequence();
+    let s = seq(r"</function>\s*</tool_call>").expect("literal, loop, literal");
+    assert!(matches!(
+        s.pieces.as_slice(),
+        [SeqPiece::Lit(a), SeqPiece::Loop(c), SeqPiece::Lit(b)]
+            if a == "</function>" && b == "</tool_call>" && c.contains('\n') && !c.contains('<')
+    ));
+    let s = seq(r"</tool_call>\s*").expect("a literal and a trailing loop");
+    assert!(
+        matches!(s.pieces.as_slice(), [SeqPiece::Lit(a), SeqPiece::Loop(_)] if a == "</tool_call>")
+    );
+    let s = seq(r"\s*<a>x*").expect("leading and trailing loops");
+    assert_eq!(s.pieces.len(), 3);
+    assert!(seq("<a>").is_some_and(|s| s.pieces == [SeqPiece::Lit("<a>".into())]));
+    for p in [
+        r"\s*",
+        r"\s*\s*<a>",
+        r"<a>\s*\s",
+        r"<a>\s+",
+        r"<a>\s*?",
+        r"<a>\s*+",
+        r"<a>\s* b",
+        r"<a>[a-z]*b",
+        r"<a>(\s*)",
+        r"<a>\s*(?:<b>)?",
+        r"</function>\s*(?:</tool_call>\s*)?",
+        r"<a>|<b>",
+        r"<a>$",
+        r"(?i)<a>\s*",
+        r"(?=<)<a>\s*",
+    ] {
+        assert_eq!(seq(p), None, "{p}");
+    }
+}
+
 /// xorshift64: deterministic texts without a dependency.
 fn xorshift(state: &mut u64) -> u64 {
     *state ^= *state << 13;
