@@ -5,7 +5,7 @@
 
 use retort::Value;
 use retort_conformance::{compare, field, run_case, run_case_with, to_line};
-use retort_tests::{read_cases, root};
+use retort_tests::{Rng, read_cases, root};
 
 mod vectors {
     include!(concat!(env!("OUT_DIR"), "/vector_templates.rs"));
@@ -82,21 +82,6 @@ fn every_vector_through_compiled_parsers() {
     println!("{compiled} cases through compiled parsers, {loader_errors} rejected templates");
 }
 
-/// xorshift64: deterministic texts without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 /// Compiled parsers resolve pieces in the states their machine searches
 /// (`Machine::searches`) without the scanner: a piece with a delimiter's
 /// first byte but no delimiter, a piece ending inside a delimiter (held),
@@ -141,15 +126,7 @@ fn pieces_around_held_delimiters_match_the_engine() {
                 text.push_str(&parts[rng.below(parts.len())]);
             }
             let step = 1 + round % 5;
-            let mut pieces = Vec::new();
-            let mut start = 0;
-            for (n, (i, _)) in text.char_indices().enumerate() {
-                if n > 0 && n % step == 0 {
-                    pieces.push(&text[start..i]);
-                    start = i;
-                }
-            }
-            pieces.push(&text[start..]);
+            let pieces = retort_tests::char_pieces(&text, step);
             let streamed = compiled.run("", None, &pieces);
             let runtime = t.run("", None, &pieces);
             let whole = compiled.run("", None, &[text.as_str()]);

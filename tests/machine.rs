@@ -12,22 +12,8 @@ mod vectors {
 
 use retort_engine::LiteralHit;
 use retort_engine::scan::stream::{Decision, Guards, Hay, IrAutomata, StreamScan, WatchSet};
+use retort_tests::Rng;
 use vectors::Vector;
-
-/// xorshift64: deterministic texts without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
 
 /// The pattern tree of a compiled delimiter's regex (a compiled template's
 /// regexes keep their pattern text, not its tree): parsed again.

@@ -398,14 +398,10 @@ fn looped_fn(t: &Template, wi: usize, ws: &WatchSet, rt: &TokenStream) -> Option
             },
         )
     };
-    let ranges = shape.class.ranges().iter().map(|&(a, b)| quote!((#a, #b)));
-    let [a0, a1] = shape.class.ascii;
+    let class_static = class_static(&class_name, &shape.class, rt);
     Some(quote! {
         /// The leading loop's characters of the state below.
-        static #class_name: #rt::Class = #rt::Class {
-            ranges: #rt::Cow::Borrowed(&[#(#ranges),*]),
-            ascii: [#a0, #a1],
-        };
+        #class_static
 
         #[doc = #doc]
         #[inline(always)]
@@ -894,6 +890,18 @@ fn literal_fn(t: &Template, wi: usize, ws: &WatchSet, rt: &TokenStream) -> Optio
     })
 }
 
+/// An expression: whether `ws` is one of `states`.
+fn one_of(states: &[usize]) -> TokenStream {
+    if states.is_empty() {
+        quote!({
+            let _ = ws;
+            false
+        })
+    } else {
+        quote!(matches!(ws, #(#states)|*))
+    }
+}
+
 /// The machine's items: the `Machine` type and its trait implementation.
 /// `template` is an expression giving `&'static Template`.
 pub fn generate(
@@ -976,31 +984,9 @@ pub fn generate(
             quick_states.push(wi);
         }
     }
-    let has_quick = if quick_states.is_empty() {
-        quote!({
-            let _ = ws;
-            false
-        })
-    } else {
-        quote!(matches!(ws, #(#quick_states)|*))
-    };
-    let searched: Vec<usize> = literal_states;
-    let searches = if searched.is_empty() {
-        quote!({
-            let _ = ws;
-            false
-        })
-    } else {
-        quote!(matches!(ws, #(#searched)|*))
-    };
-    let answers = if answered.is_empty() {
-        quote!({
-            let _ = ws;
-            false
-        })
-    } else {
-        quote!(matches!(ws, #(#answered)|*))
-    };
+    let has_quick = one_of(&quick_states);
+    let searches = one_of(&literal_states);
+    let answers = one_of(&answered);
     quote! {
         /// This template's states as code: the parser's machine, with the
         /// literal searches and quick-path tests compiled in (the rest runs

@@ -266,6 +266,27 @@ pub struct LiteralSequence {
     pub pieces: Vec<SeqPiece>,
 }
 
+/// The characters `node` repeats when it is a greedy, unbounded,
+/// possibly empty loop (`C*`) of a class or of one literal character.
+fn star_class(node: &ast::Node) -> Option<Class> {
+    let ast::Node::Repeat {
+        node,
+        min: 0,
+        max: None,
+        greedy: true,
+        possessive: false,
+        ..
+    } = node
+    else {
+        return None;
+    };
+    match node.as_ref() {
+        ast::Node::Class(class) => Some(class.clone()),
+        ast::Node::Literal(c) => Some(Class::from_unicode(&class::cp_range(*c as u32, *c as u32))),
+        _ => None,
+    }
+}
+
 /// The strings a sequence of nodes matches, when it is literals and
 /// alternations of literals only (at most 64 strings).
 fn literal_strings(nodes: &[ast::Node]) -> Option<Vec<String>> {
@@ -721,25 +742,8 @@ impl Regex {
         let Some(ast::Node::Concat(items)) = &self.inner.node else {
             return None;
         };
-        let (
-            ast::Node::Repeat {
-                node,
-                min: 0,
-                max: None,
-                greedy: true,
-                possessive: false,
-                ..
-            },
-            rest,
-        ) = items.split_first()?
-        else {
-            return None;
-        };
-        let class = match node.as_ref() {
-            ast::Node::Class(class) => class.clone(),
-            ast::Node::Literal(c) => Class::from_unicode(&class::cp_range(*c as u32, *c as u32)),
-            _ => return None,
-        };
+        let (first, rest) = items.split_first()?;
+        let class = star_class(first)?;
         let literals = literal_strings(rest)?;
         if literals.is_empty() || literals.iter().any(String::is_empty) {
             return None;
@@ -766,27 +770,13 @@ impl Regex {
                     Some(SeqPiece::Lit(s)) => s.push(*c),
                     _ => pieces.push(SeqPiece::Lit(c.to_string())),
                 },
-                ast::Node::Repeat {
-                    node,
-                    min: 0,
-                    max: None,
-                    greedy: true,
-                    possessive: false,
-                    ..
-                } => {
-                    let class = match node.as_ref() {
-                        ast::Node::Class(class) => class.clone(),
-                        ast::Node::Literal(c) => {
-                            Class::from_unicode(&class::cp_range(*c as u32, *c as u32))
-                        }
-                        _ => return None,
-                    };
+                other => {
+                    let class = star_class(other)?;
                     if matches!(pieces.last(), Some(SeqPiece::Loop(_))) {
                         return None;
                     }
                     pieces.push(SeqPiece::Loop(class));
                 }
-                _ => return None,
             }
         }
         for pair in pieces.windows(2) {

@@ -116,3 +116,35 @@ macro_rules! compiled_runner {
         }
     };
 }
+
+/// xorshift64: deterministic test texts without a dependency.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next number.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A number below `n`.
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+}
+
+/// `text` cut into pieces of `step` characters (the last may be shorter).
+pub fn char_pieces(text: &str, step: usize) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (n, (i, _)) in text.char_indices().enumerate() {
+        if n > 0 && n % step == 0 {
+            out.push(&text[start..i]);
+            start = i;
+        }
+    }
+    out.push(&text[start..]);
+    out
+}

@@ -358,12 +358,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     /// for `max_held`, see [`Parser::hold_fits`]).
     #[inline(never)]
     fn feed_quick_hold<'a>(&'a mut self, text: &'a str, field: u16, at: usize) -> Events<'a> {
-        if !self.values.is_empty() {
-            self.values.clear();
-        }
-        if !self.param_log.is_empty() {
-            self.param_log.clear();
-        }
+        self.clear_lists();
         self.raw.clear();
         let start = self.pos;
         let hold = start + at;
@@ -383,16 +378,11 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         self.scan.hold_literal(hold, text.len());
         self.text.restart(hold, before, &text[at..]);
         self.quick = None;
-        Events {
-            params: &self.param_log,
-            raw: &self.raw,
-            malformed: &self.malformed,
-            values: &self.values,
-            output: &self.output,
-            src: text,
-            src_base: start,
-            t: self.t,
-        }
+        self.events(Hay {
+            text,
+            base: start,
+            before: None,
+        })
     }
 
     /// Whether [`Parser::feed_quick_hold`] may hold `text[at..]` (else the
@@ -471,12 +461,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         let held_from = self.pos - self.text.base;
         let start = self.pos;
         let end = self.text.len() + text.len();
-        if !self.values.is_empty() {
-            self.values.clear();
-        }
-        if !self.param_log.is_empty() {
-            self.param_log.clear();
-        }
+        self.clear_lists();
         self.body.push_str(&self.text.buf[held_from..]);
         self.body.push_str(text);
         self.raw.clear();
@@ -490,15 +475,25 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         // The chunk's text, held text and piece together, is the end of
         // the region's body.
         let src = &self.body[self.body.len() - (end - start)..];
-        Events {
-            params: &self.param_log,
-            raw: &self.raw,
-            malformed: &self.malformed,
-            values: &self.values,
-            output: &self.output,
-            src,
-            src_base: start,
-            t: self.t,
+        self.events(Hay {
+            text: src,
+            base: start,
+            before: None,
+        })
+    }
+
+    /// Empties this call's values and parameters before a quick path
+    /// records its events. The lists are usually empty already: writing
+    /// their lengths only when they are not keeps the stores away from the
+    /// loads that make the `Events` (a 16-byte load over a fresh 8-byte
+    /// store stalls the pipeline).
+    #[inline(always)]
+    fn clear_lists(&mut self) {
+        if !self.values.is_empty() {
+            self.values.clear();
+        }
+        if !self.param_log.is_empty() {
+            self.param_log.clear();
         }
     }
 
@@ -509,17 +504,9 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         if let Some(q) = &mut self.quick {
             q.room -= text.len();
         }
-        // The lists are usually empty already: writing their lengths only
-        // when they are not keeps the stores away from the loads that make
-        // the `Events` below (a 16-byte load over a fresh 8-byte store
-        // stalls the pipeline). The one event overwrites the last call's
-        // first.
-        if !self.values.is_empty() {
-            self.values.clear();
-        }
-        if !self.param_log.is_empty() {
-            self.param_log.clear();
-        }
+        // The one event overwrites the last call's first (see
+        // `clear_lists` for why lengths are written only when needed).
+        self.clear_lists();
         let start = self.pos;
         let end = start + text.len();
         // One ASCII character (a common streamed token) is pushed without
@@ -542,16 +529,11 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         self.scan.skip_to(end);
         self.text.base = end;
         self.text.before = text.as_bytes().last().copied();
-        Events {
-            params: &self.param_log,
-            raw: &self.raw,
-            malformed: &self.malformed,
-            values: &self.values,
-            output: &self.output,
-            src: text,
-            src_base: start,
-            t: self.t,
-        }
+        self.events(Hay {
+            text,
+            base: start,
+            before: None,
+        })
     }
 
     /// The events produced by the prompt (regions it opened or wrote),
@@ -900,6 +882,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         e
     }
 
+    #[inline]
     fn events<'a>(&'a self, src: Hay<'a>) -> Events<'a> {
         Events {
             params: &self.param_log,
