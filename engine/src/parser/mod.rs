@@ -104,6 +104,19 @@ impl TextBuf {
     }
 }
 
+/// What [`Parser::after_hold_takes`] decided for the piece after a held
+/// partial delimiter.
+#[derive(Clone, Copy, Debug)]
+enum AfterHold {
+    /// The held text and the piece begin no delimiter: all of it goes to
+    /// the open region of this field.
+    Takes(u16),
+    /// They end inside a delimiter that begins `at` bytes after the hold:
+    /// the text before it goes to the open region of `field`, the rest
+    /// stays held.
+    Holds { field: u16, at: usize },
+}
+
 /// A streaming parser for one generation.
 ///
 /// Created by [`Template::parser`]; feed it text with [`Parser::feed`] and
@@ -396,11 +409,13 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
 
     /// The piece after a held partial delimiter, in a state the machine
     /// searches: when the held text and the piece together begin no
-    /// delimiter, both go to the open region at once, without the scanner.
-    /// Gives the open region's field when that is so (`None`: the scanner
-    /// decides).
+    /// delimiter, both go to the open region at once; when they end inside
+    /// one (the next byte of `</think>` streamed a byte at a time), the text
+    /// before it goes to the region and the rest stays held. Either way
+    /// without the scanner. `None`: the scanner decides (a delimiter found,
+    /// or a hold it must judge).
     #[inline(never)]
-    fn after_hold_takes(&self, text: &str) -> Option<u16> {
+    fn after_hold_takes(&self, text: &str) -> Option<AfterHold> {
         let field = self.current?;
         let wi = self.watch_index();
         if !self.m.searches(wi)
@@ -443,15 +458,77 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         }
         joint[..n].copy_from_slice(held.as_bytes());
         joint[n..n + k].copy_from_slice(&text.as_bytes()[..k]);
-        if self.m.find_literal(wi, &joint[..n + k], false) != Some(LiteralHit::Nothing) {
-            return None;
+        match self.m.find_literal(wi, &joint[..n + k], false) {
+            Some(LiteralHit::Nothing) => {}
+            // The piece, all in the window, ends inside a delimiter: hold
+            // from there if the hold is one the quick path may keep.
+            Some(LiteralHit::Partial(at))
+                if k == text.len()
+                    && at < n + k
+                    && n + k - at <= self.options.limits.max_held
+                    // (A delimiter starts on a character.)
+                    && !is_continuation(joint[at]) =>
+            {
+                return Some(AfterHold::Holds { field, at });
+            }
+            _ => return None,
         }
         if k < text.len()
             && self.m.find_literal(wi, text.as_bytes(), false) != Some(LiteralHit::Nothing)
         {
             return None;
         }
-        Some(field)
+        Some(AfterHold::Takes(field))
+    }
+
+    /// Goes on from a held partial delimiter when the held text and `text`
+    /// together still end inside one, from `at` (counted from the hold):
+    /// the text before `at` goes to the open region of `field` and the rest
+    /// is held, the state [`Parser::feed_quick_hold`] leaves (what
+    /// [`Parser::after_hold_takes`] allowed).
+    #[inline(never)]
+    fn feed_hold_more<'a>(&'a mut self, text: &'a str, field: u16, at: usize) -> Events<'a> {
+        let held_from = self.pos - self.text.base;
+        let start = self.pos;
+        let end = self.text.len() + text.len();
+        let hold = start + at;
+        self.clear_lists();
+        self.raw.clear();
+        // The held text and the piece, as one run of the message.
+        self.text.buf.push_str(text);
+        let mut src = None;
+        if at > 0 {
+            let cut = held_from + at;
+            self.body.push_str(&self.text.buf[held_from..cut]);
+            self.raw.push(RawEvent::Chunk {
+                field,
+                start,
+                end: hold,
+            });
+            self.text.before = Some(self.text.buf.as_bytes()[cut - 1]);
+            src = Some(at);
+        }
+        self.text.buf.drain(..held_from + at);
+        self.text.base = hold;
+        self.pos = hold;
+        self.scan.hold_literal(hold, end - start);
+        self.quick = None;
+        match src {
+            // The chunk's text is the end of the region's body.
+            Some(len) => {
+                let body = &self.body[self.body.len() - len..];
+                self.events(Hay {
+                    text: body,
+                    base: start,
+                    before: None,
+                })
+            }
+            None => self.events(Hay {
+                text: "",
+                base: start,
+                before: None,
+            }),
+        }
     }
 
     /// Takes the held text and `text` into the open region of `field`
@@ -622,10 +699,14 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                     _ => {}
                 }
             }
-        } else if self.quick.is_none()
-            && let Some(field) = self.after_hold_takes(text)
-        {
-            return Ok(self.feed_after_hold(text, field));
+        } else if self.quick.is_none() {
+            match self.after_hold_takes(text) {
+                Some(AfterHold::Takes(field)) => return Ok(self.feed_after_hold(text, field)),
+                Some(AfterHold::Holds { field, at }) => {
+                    return Ok(self.feed_hold_more(text, field, at));
+                }
+                None => {}
+            }
         }
         self.quick = None;
         self.feed_slow(text)
@@ -1211,4 +1292,10 @@ mod tests {
             assert_eq!(err.message, message);
         }
     }
+}
+
+/// Whether `b` continues a UTF-8 sequence (is not where a character starts).
+#[inline]
+fn is_continuation(b: u8) -> bool {
+    (b as i8) < -0x40
 }
