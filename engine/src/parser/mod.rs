@@ -1233,6 +1233,12 @@ impl Quick<'_> {
     }
 }
 
+/// Whether `b` continues a UTF-8 sequence (is not where a character starts).
+#[inline]
+fn is_continuation(b: u8) -> bool {
+    (b as i8) < -0x40
+}
+
 #[cfg(test)]
 mod tests {
     use crate::{ParseErrorKind, Template};
@@ -1292,10 +1298,4 @@ mod tests {
             assert_eq!(err.message, message);
         }
     }
-}
-
-/// Whether `b` continues a UTF-8 sequence (is not where a character starts).
-#[inline]
-fn is_continuation(b: u8) -> bool {
-    (b as i8) < -0x40
 }
