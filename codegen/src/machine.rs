@@ -635,10 +635,10 @@ fn automata_impl(
     let mut shown = Vec::new();
     for (k, w) in ws.entries.iter().enumerate() {
         let d = t.delimiter(w.delim as usize);
-        shown.push(match &d.source {
+        shown.push(code_span(&match &d.source {
             DelimiterSource::Literals(l) => format!("{l:?}"),
             DelimiterSource::Pattern(p) => format!("/{}/", p.replace('\n', "\\n")),
-        });
+        }));
         let Matcher::Dfa(branches) = &d.matcher else {
             continue;
         };
@@ -1059,5 +1059,37 @@ pub fn generate(
                 }
             }
         }
+    }
+}
+
+/// `text` as a Markdown code span, so that rustdoc reads a pattern's
+/// brackets (`[A-Za-z_][\w.]*`) as text, not as links: fenced by one more
+/// backtick than its longest run of them, and padded when it begins or
+/// ends with one.
+fn code_span(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{text}{pad}{fence}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::code_span;
+
+    #[test]
+    fn code_spans_fence_past_the_backticks_inside() {
+        assert_eq!(code_span("/[a-z][\\w.]*/"), "`/[a-z][\\w.]*/`");
+        assert_eq!(code_span("a`b"), "``a`b``");
+        assert_eq!(code_span("`x``"), "``` `x`` ```");
     }
 }

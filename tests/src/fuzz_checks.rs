@@ -450,7 +450,7 @@ fn check_accounting(name: &str, haystack: &str, events: &[OwnedEvent]) {
 ///   included;
 /// - where the strict parser succeeds, the lenient one gives the same
 ///   events and message;
-/// - the accounting invariant, as [`check_accounting`] can see it.
+/// - the accounting invariant, as `check_accounting` can see it.
 pub fn check_lenient(data: &[u8]) {
     let all = templates();
     let Some(input) = decode(data, all.len()) else {
