@@ -497,18 +497,22 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         // The held text and the piece, as one run of the message.
         self.text.buf.push_str(text);
         let mut src = None;
+        let cut = held_from + at;
         if at > 0 {
-            let cut = held_from + at;
             self.body.push_str(&self.text.buf[held_from..cut]);
             self.raw.push(RawEvent::Chunk {
                 field,
                 start,
                 end: hold,
             });
-            self.text.before = Some(self.text.buf.as_bytes()[cut - 1]);
             src = Some(at);
         }
-        self.text.buf.drain(..held_from + at);
+        // The buffer starts at the hold from now on: the byte before it is
+        // the one before the hold (lookbehinds read it).
+        if cut > 0 {
+            self.text.before = Some(self.text.buf.as_bytes()[cut - 1]);
+        }
+        self.text.buf.drain(..cut);
         self.text.base = hold;
         self.pos = hold;
         self.scan.hold_literal(hold, end - start);
