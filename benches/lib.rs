@@ -411,6 +411,61 @@ impl Parsers {
     }
 }
 
+/// Seconds per call of `a` and of `b`, timed in alternating batches: the
+/// best mean of each over `batches` batches, each about `batch` of wall
+/// time.
+///
+/// For a ratio of two parsers on a shared, noisy machine: timing all of one
+/// and then all of the other lets a slow spell (another process, a clock
+/// change) land on one side only, which moved single-run ratios by a third
+/// on the 2-core machine this was written on. Alternating makes both sides
+/// see the same spells; the best batch of each is then compared.
+pub fn time_pair(
+    mut a: impl FnMut(),
+    mut b: impl FnMut(),
+    batches: usize,
+    batch: Duration,
+) -> (f64, f64) {
+    // One untimed call each warms caches and lazily built statics.
+    a();
+    b();
+    let per = |f: &mut dyn FnMut()| {
+        let t = Instant::now();
+        f();
+        t.elapsed().max(Duration::from_nanos(20))
+    };
+    let na = (batch.as_secs_f64() / per(&mut a).as_secs_f64())
+        .ceil()
+        .max(1.0) as usize;
+    let nb = (batch.as_secs_f64() / per(&mut b).as_secs_f64())
+        .ceil()
+        .max(1.0) as usize;
+    let (mut best_a, mut best_b) = (f64::INFINITY, f64::INFINITY);
+    for round in 0..batches.max(1) {
+        // Which side goes first alternates too, so neither always runs on
+        // caches the other just left.
+        let mut run = |first: bool| {
+            if first {
+                let t = Instant::now();
+                for _ in 0..na {
+                    a();
+                }
+                best_a = best_a.min(t.elapsed().as_secs_f64() / na as f64);
+            } else {
+                let t = Instant::now();
+                for _ in 0..nb {
+                    b();
+                }
+                best_b = best_b.min(t.elapsed().as_secs_f64() / nb as f64);
+            }
+        };
+        let a_first = round % 2 == 0;
+        run(a_first);
+        run(!a_first);
+    }
+    (best_a, best_b)
+}
+
 /// Seconds per call of `f`: the best mean over `batches` batches, each
 /// long enough (about `batch` of wall time) for the clock not to matter.
 pub fn time_per_call(mut f: impl FnMut(), batches: usize, batch: Duration) -> f64 {

@@ -16,8 +16,8 @@
 //! reference's messages (see [`PyErr`]).
 
 use crate::py::{
-    self, JSON_MAX_DEPTH, PyErr, PyExc, json_dumps_ascii, json_loads_with_depth, repr_str,
-    repr_value, truthy,
+    self, JSON_MAX_DEPTH, JsonError, PyErr, PyExc, json_dumps_ascii, json_loads_with_depth,
+    repr_str, repr_value, truthy,
 };
 use crate::pyre::Regex;
 use crate::unicode_tables::{REGEX_WORD, in_ranges};
@@ -450,6 +450,14 @@ impl JsonArgs {
                 "json: input contains reserved sentinel characters (\\x01/\\x02); cannot parse safely.",
             ));
         }
+        // Without dialect transforms (the common case) the text is parsed
+        // where it lies; a copy is made only for a transform to rewrite.
+        if self.pairs.is_empty() && !self.unquoted_keys {
+            return match json_loads_with_depth(text, json_depth) {
+                Ok(v) => Ok(v),
+                Err(e) => self.not_json(text, text, e),
+            };
+        }
         let mut working = text.to_owned();
         let mut captured: Vec<Option<String>> = Vec::new();
         for pair in &self.pairs {
@@ -477,26 +485,34 @@ impl JsonArgs {
         }
         match json_loads_with_depth(&working, json_depth) {
             Ok(v) => Ok(v),
-            Err(e) if e.is_decode_error() => {
-                if self.allow_non_json {
-                    Ok(Value::Str(
-                        if self.strip { py::strip(text) } else { text }.to_owned(),
-                    ))
-                } else if working == text {
-                    Err(PyErr::value(format!(
-                        "json parser could not parse region as JSON.\nContent: {}\nError: {e}",
-                        repr_str(text)
-                    )))
-                } else {
-                    Err(PyErr::value(format!(
-                        "json: could not parse after dialect transforms.\nOriginal: {}\nTransformed: {}\nError: {e}",
-                        repr_str(text),
-                        repr_str(&working)
-                    )))
-                }
-            }
-            Err(e) => Err(e.into()),
+            Err(e) => self.not_json(text, &working, e),
         }
+    }
+
+    /// What a failed `json.loads` of `working` (`text` after the dialect
+    /// transforms) gives: with `allow_non_json`, the text itself as the
+    /// value; else the reference's error.
+    fn not_json(&self, text: &str, working: &str, e: JsonError) -> Result<Value, PyErr> {
+        if !e.is_decode_error() {
+            return Err(e.into());
+        }
+        if self.allow_non_json {
+            return Ok(Value::Str(
+                if self.strip { py::strip(text) } else { text }.to_owned(),
+            ));
+        }
+        Err(if working == text {
+            PyErr::value(format!(
+                "json parser could not parse region as JSON.\nContent: {}\nError: {e}",
+                repr_str(text)
+            ))
+        } else {
+            PyErr::value(format!(
+                "json: could not parse after dialect transforms.\nOriginal: {}\nTransformed: {}\nError: {e}",
+                repr_str(text),
+                repr_str(working)
+            ))
+        })
     }
 
     /// `_json(None, args)`: the first operation that needs a string fails.

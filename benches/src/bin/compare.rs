@@ -237,14 +237,19 @@ fn main() {
                 );
                 std::process::exit(1);
             }
-            for kind in [Kind::Compiled, Kind::Runtime] {
-                let s = retort_benches::time_per_call(
-                    || {
-                        parsers.run(kind, &w.prefix, &pieces);
-                    },
-                    batches,
-                    batch,
-                );
+            // The two parsers are timed in alternating batches, so that the
+            // ratio between them is not the machine's mood between two runs.
+            let (compiled_s, runtime_s) = retort_benches::time_pair(
+                || {
+                    parsers.run(Kind::Compiled, &w.prefix, &pieces);
+                },
+                || {
+                    parsers.run(Kind::Runtime, &w.prefix, &pieces);
+                },
+                batches,
+                batch,
+            );
+            for (kind, s) in [(Kind::Compiled, compiled_s), (Kind::Runtime, runtime_s)] {
                 rows.push(Row {
                     workload: w.name.clone(),
                     mode,
