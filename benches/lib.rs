@@ -11,6 +11,8 @@
 
 #[path = "src/near_miss.rs"]
 pub mod near_miss;
+#[path = "src/targets.rs"]
+pub mod targets;
 
 use retort::Template;
 use std::hint::black_box;

@@ -2,7 +2,8 @@
 //! prints a table (or JSON lines with `--json`): bytes, seconds, MB/s and the
 //! speed-up of retort's compiled and run-time parsers over the reference, per
 //! workload and mode; then per-chunk cost against message length, parser
-//! construction time, allocations per feed, and the issue's targets.
+//! construction time, allocations per feed, and each performance target
+//! (`retort_benches::targets`) with its worst row in the run.
 //!
 //! ```text
 //! cargo run --release -p retort-benches --bin compare -- [--json] [--no-reference] [--quick] [--repeat N] [--openai]
@@ -16,6 +17,7 @@
 //! outside the repository is read.
 
 use clap::Parser as _;
+use retort_benches::targets::{self, Cell, Extras};
 use retort_benches::{Kind, Mode, Parsers, Workload, reasoning_qwen3, workloads};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::BTreeMap;
@@ -298,6 +300,29 @@ fn main() {
     let (allocs, feeds) = allocations_per_feed(qwen, false);
     let (reserved, _) = allocations_per_feed(qwen, true);
 
+    let cells: Vec<Cell> = rows
+        .chunks(2)
+        .map(|pair| Cell {
+            workload: pair[0].workload.clone(),
+            mode: pair[0].mode,
+            bytes: pair[0].bytes,
+            compiled_s: pair[0].retort_s,
+            runtime_s: pair[1].retort_s,
+            reference_s: pair[0].reference_s,
+        })
+        .collect();
+    let checks = targets::check(
+        &cells,
+        &Extras {
+            chunk_cost_1mb_over_10kb: Some(flat),
+            allocations_after_reserve: Some(reserved),
+            construct_compiled_ns: construct
+                .iter()
+                .filter_map(|(k, ns)| Some((k.strip_prefix("compiled/")?.to_owned(), *ns)))
+                .collect(),
+        },
+    );
+
     if args.json {
         for r in &rows {
             let line = serde_json::json!({
@@ -324,6 +349,11 @@ fn main() {
             "{}",
             serde_json::json!({"allocations": {"workload": "reasoning-qwen3", "mode": "stream4", "parser": "compiled", "feeds": feeds, "allocations": allocs, "per_feed": allocs as f64 / feeds as f64, "allocations_after_reserve": reserved}})
         );
+        let checks: Vec<_> = checks
+            .iter()
+            .map(|c| serde_json::json!({"target": c.target, "worst": c.worst, "measured": c.measured, "met": c.met}))
+            .collect();
+        println!("{}", serde_json::json!({ "targets": checks }));
         return;
     }
 
@@ -373,4 +403,23 @@ fn main() {
         "allocations while streaming reasoning-qwen3 in 4-character pieces: {allocs} in {feeds} feeds ({:.4} per feed); {reserved} after `reserve`",
         allocs as f64 / feeds as f64
     );
+    println!();
+    println!("targets (docs/performance.md), each by its worst row in this run:");
+    for c in &checks {
+        let verdict = match c.met {
+            Some(true) => "met",
+            Some(false) => "NOT MET",
+            None => "not measured",
+        };
+        println!(
+            "  {:<52} {:>12}  {:<26} {verdict}",
+            c.target,
+            if c.measured.is_nan() {
+                "-".to_owned()
+            } else {
+                format!("{:.2}", c.measured)
+            },
+            c.worst
+        );
+    }
 }
