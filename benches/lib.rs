@@ -413,6 +413,24 @@ impl Parsers {
     }
 }
 
+/// How many calls of `f` fill about `batch` of wall time (one call is
+/// timed to find out).
+fn batch_len(f: &mut impl FnMut(), batch: Duration) -> usize {
+    let t = Instant::now();
+    f();
+    let once = t.elapsed().max(Duration::from_nanos(20));
+    (batch.as_secs_f64() / once.as_secs_f64()).ceil().max(1.0) as usize
+}
+
+/// Seconds per call of `f`, as the mean over `n` calls.
+fn mean_of(f: &mut impl FnMut(), n: usize) -> f64 {
+    let t = Instant::now();
+    for _ in 0..n {
+        f();
+    }
+    t.elapsed().as_secs_f64() / n as f64
+}
+
 /// Seconds per call of `a` and of `b`, timed in alternating batches: the
 /// best mean of each over `batches` batches, each about `batch` of wall
 /// time.
@@ -431,39 +449,18 @@ pub fn time_pair(
     // One untimed call each warms caches and lazily built statics.
     a();
     b();
-    let per = |f: &mut dyn FnMut()| {
-        let t = Instant::now();
-        f();
-        t.elapsed().max(Duration::from_nanos(20))
-    };
-    let na = (batch.as_secs_f64() / per(&mut a).as_secs_f64())
-        .ceil()
-        .max(1.0) as usize;
-    let nb = (batch.as_secs_f64() / per(&mut b).as_secs_f64())
-        .ceil()
-        .max(1.0) as usize;
+    let (na, nb) = (batch_len(&mut a, batch), batch_len(&mut b, batch));
     let (mut best_a, mut best_b) = (f64::INFINITY, f64::INFINITY);
     for round in 0..batches.max(1) {
-        // Which side goes first alternates too, so neither always runs on
-        // caches the other just left.
-        let mut run = |first: bool| {
-            if first {
-                let t = Instant::now();
-                for _ in 0..na {
-                    a();
-                }
-                best_a = best_a.min(t.elapsed().as_secs_f64() / na as f64);
-            } else {
-                let t = Instant::now();
-                for _ in 0..nb {
-                    b();
-                }
-                best_b = best_b.min(t.elapsed().as_secs_f64() / nb as f64);
-            }
-        };
-        let a_first = round % 2 == 0;
-        run(a_first);
-        run(!a_first);
+        // Which side goes first alternates too, so that neither always
+        // runs on caches the other just left.
+        if round % 2 == 0 {
+            best_a = best_a.min(mean_of(&mut a, na));
+            best_b = best_b.min(mean_of(&mut b, nb));
+        } else {
+            best_b = best_b.min(mean_of(&mut b, nb));
+            best_a = best_a.min(mean_of(&mut a, na));
+        }
     }
     (best_a, best_b)
 }
@@ -473,17 +470,8 @@ pub fn time_pair(
 pub fn time_per_call(mut f: impl FnMut(), batches: usize, batch: Duration) -> f64 {
     // One untimed call warms caches and lazily built statics.
     f();
-    let t = Instant::now();
-    f();
-    let once = t.elapsed().max(Duration::from_nanos(20));
-    let n = (batch.as_secs_f64() / once.as_secs_f64()).ceil().max(1.0) as usize;
-    let mut best = f64::INFINITY;
-    for _ in 0..batches.max(1) {
-        let t = Instant::now();
-        for _ in 0..n {
-            f();
-        }
-        best = best.min(t.elapsed().as_secs_f64() / n as f64);
-    }
-    best
+    let n = batch_len(&mut f, batch);
+    (0..batches.max(1))
+        .map(|_| mean_of(&mut f, n))
+        .fold(f64::INFINITY, f64::min)
 }

@@ -76,33 +76,26 @@ fn worst_min<'a>(
     rows: impl Iterator<Item = (String, Option<f64>)> + 'a,
 ) -> Check {
     let mut worst: Option<(String, f64)> = None;
-    let mut missing = false;
+    let mut complete = true;
     for (name, v) in rows {
         match v {
             Some(v) if worst.as_ref().is_none_or(|(_, w)| v < *w) => worst = Some((name, v)),
             Some(_) => {}
-            None => missing = true,
+            None => complete = false,
         }
     }
-    match worst {
-        Some((name, v)) if !missing => Check {
-            target,
-            worst: name,
-            measured: v,
-            met: Some(v >= at_least),
-        },
-        Some((name, v)) => Check {
-            target,
-            worst: name,
-            measured: v,
-            met: None,
-        },
-        None => Check {
-            target,
-            worst: String::new(),
-            measured: f64::NAN,
-            met: None,
-        },
+    // A row without its value (no reference timed) leaves the target
+    // unjudged, as does a run without the rows it names.
+    let met = worst
+        .as_ref()
+        .filter(|_| complete)
+        .map(|(_, v)| *v >= at_least);
+    let (worst, measured) = worst.unwrap_or((String::new(), f64::NAN));
+    Check {
+        target,
+        worst,
+        measured,
+        met,
     }
 }
 

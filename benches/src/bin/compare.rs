@@ -140,16 +140,6 @@ fn reference(args: &Args, dir: &Path) -> Result<RefTimes, String> {
     Ok(times)
 }
 
-/// One timed cell.
-struct Row {
-    workload: String,
-    mode: Mode,
-    kind: Kind,
-    bytes: usize,
-    retort_s: f64,
-    reference_s: Option<f64>,
-}
-
 fn mbps(bytes: usize, s: f64) -> f64 {
     bytes as f64 / s / 1e6
 }
@@ -217,7 +207,7 @@ fn main() {
     };
 
     eprintln!("timing retort ...");
-    let mut rows = Vec::new();
+    let mut cells = Vec::new();
     let mut construct = BTreeMap::new();
     for w in &all {
         let parsers = match Parsers::new(w.template) {
@@ -251,20 +241,18 @@ fn main() {
                 batches,
                 batch,
             );
-            for (kind, s) in [(Kind::Compiled, compiled_s), (Kind::Runtime, runtime_s)] {
-                rows.push(Row {
-                    workload: w.name.clone(),
-                    mode,
-                    kind,
-                    bytes: w.text.len(),
-                    retort_s: s,
-                    reference_s: reference
-                        .as_ref()
-                        .and_then(|r| r.get(&w.name))
-                        .and_then(|m| m.get(&mode.name()))
-                        .copied(),
-                });
-            }
+            cells.push(Cell {
+                workload: w.name.clone(),
+                mode,
+                bytes: w.text.len(),
+                compiled_s,
+                runtime_s,
+                reference_s: reference
+                    .as_ref()
+                    .and_then(|r| r.get(&w.name))
+                    .and_then(|m| m.get(&mode.name()))
+                    .copied(),
+            });
         }
         for kind in [Kind::Compiled, Kind::Runtime] {
             let s = retort_benches::time_per_call(
@@ -300,17 +288,6 @@ fn main() {
     let (allocs, feeds) = allocations_per_feed(qwen, false);
     let (reserved, _) = allocations_per_feed(qwen, true);
 
-    let cells: Vec<Cell> = rows
-        .chunks(2)
-        .map(|pair| Cell {
-            workload: pair[0].workload.clone(),
-            mode: pair[0].mode,
-            bytes: pair[0].bytes,
-            compiled_s: pair[0].retort_s,
-            runtime_s: pair[1].retort_s,
-            reference_s: pair[0].reference_s,
-        })
-        .collect();
     let checks = targets::check(
         &cells,
         &Extras {
@@ -324,17 +301,19 @@ fn main() {
     );
 
     if args.json {
-        for r in &rows {
-            let line = serde_json::json!({
-                "workload": r.workload,
-                "mode": r.mode.name(),
-                "parser": r.kind.name(),
-                "bytes": r.bytes,
-                "retort_s": r.retort_s,
-                "reference_s": r.reference_s,
-                "speedup": r.reference_s.map(|x| x / r.retort_s),
-            });
-            println!("{line}");
+        for c in &cells {
+            for (kind, s) in [(Kind::Compiled, c.compiled_s), (Kind::Runtime, c.runtime_s)] {
+                let line = serde_json::json!({
+                    "workload": c.workload,
+                    "mode": c.mode.name(),
+                    "parser": kind.name(),
+                    "bytes": c.bytes,
+                    "retort_s": s,
+                    "reference_s": c.reference_s,
+                    "speedup": c.reference_s.map(|x| x / s),
+                });
+                println!("{line}");
+            }
         }
         let sizes: Vec<_> = scaling
             .iter()
@@ -370,8 +349,7 @@ fn main() {
         "speedup",
         "cmp/rt"
     );
-    for pair in rows.chunks(2) {
-        let (c, r) = (&pair[0], &pair[1]);
+    for c in &cells {
         let reference_s = c.reference_s;
         println!(
             "{:<18} {:<8} {:>8} {:>10} {:>10.6} {:>10.6} {:>9} {:>9.1} {:>9} {:>7.2}",
@@ -379,12 +357,12 @@ fn main() {
             c.mode.name(),
             c.bytes,
             reference_s.map_or("-".into(), |s| format!("{s:.6}")),
-            c.retort_s,
-            r.retort_s,
+            c.compiled_s,
+            c.runtime_s,
             reference_s.map_or("-".into(), |s| format!("{:.1}", mbps(c.bytes, s))),
-            mbps(c.bytes, c.retort_s),
-            reference_s.map_or("-".into(), |s| format!("{:.0}x", s / c.retort_s)),
-            r.retort_s / c.retort_s,
+            mbps(c.bytes, c.compiled_s),
+            c.speedup().map_or("-".into(), |x| format!("{x:.0}x")),
+            c.compiled_over_runtime(),
         );
     }
     println!();
