@@ -174,10 +174,10 @@ impl Obj {
 }
 
 /// Python's `repr(sorted(keys))` for string keys: `['a', 'b']`.
-fn sorted_repr<'a>(keys: impl Iterator<Item = &'a String>) -> String {
-    let mut keys: Vec<&String> = keys.collect();
+fn sorted_repr<'a>(keys: impl Iterator<Item = &'a str>) -> String {
+    let mut keys: Vec<&str> = keys.collect();
     keys.sort();
-    let items: Vec<String> = keys.into_iter().map(|k| repr_str(k)).collect();
+    let items: Vec<String> = keys.into_iter().map(repr_str).collect();
     format!("[{}]", items.join(", "))
 }
 
@@ -294,7 +294,7 @@ impl Node {
                 let Some(mut value) = scope.get(root).cloned() else {
                     return Err(PyErr::key_error_str(&format!(
                         "transform placeholder '{{{path}}}' is not defined. Available: {}",
-                        sorted_repr(scope.keys())
+                        sorted_repr(scope.keys().map(String::as_str))
                     )));
                 };
                 for key in keys {
@@ -311,7 +311,7 @@ impl Node {
                             None => {
                                 return Err(PyErr::value(format!(
                                     "transform placeholder '{{{path}}}' is missing key '{key}'. Available: {}",
-                                    sorted_repr(d.keys())
+                                    sorted_repr(d.keys().map(String::as_str))
                                 )));
                             }
                         }
@@ -333,29 +333,81 @@ fn finish_plain(
     captures: &[(String, String)],
     field_name: &str,
 ) -> Result<Value, FieldError> {
-    let capture_scope = || -> Map {
-        captures
-            .iter()
-            .map(|(k, v)| (k.clone(), Value::Str(v.clone())))
-            .collect()
-    };
-    let mut uses = Vec::new();
-    transform.node.roots(&mut uses);
+    let node = &transform.node;
     if !transform_each {
         // `{**captures, "content": value}`
-        let mut scope = capture_scope();
-        scope.insert("content".to_owned(), value);
-        return transform.node.apply_plain(&mut scope, &uses);
+        let mut scope = PlainScope {
+            captures,
+            content: Some(value),
+            item: None,
+        };
+        return node.apply_plain(&mut scope, node);
     }
     let out = each_item(value, field_name, |item| {
         // `{**captures, **item}`
-        let mut scope = capture_scope();
-        for (k, v) in item {
-            scope.insert(k, v);
-        }
-        transform.node.apply_plain(&mut scope, &uses)
+        let mut scope = PlainScope {
+            captures,
+            content: None,
+            item: Some(item),
+        };
+        node.apply_plain(&mut scope, node)
     })?;
     Ok(Value::List(out))
+}
+
+/// The scope a transform is applied in without coercion, read where it
+/// lies: `{**captures, "content": value}` or `{**captures, **item}`. The
+/// reference builds that dict; building it here cost a map, its keys and
+/// its hashing per region, for the two or three lookups a transform makes.
+struct PlainScope<'a> {
+    /// The region's named groups (a later one of the same name wins, as in
+    /// the dict).
+    captures: &'a [(String, String)],
+    /// `"content"`, until a placeholder moves it out.
+    content: Option<Value>,
+    /// `transform_each`: the list element's entries.
+    item: Option<Map>,
+}
+
+/// A scope entry, as [`PlainScope::get`] finds it.
+enum Slot<'s> {
+    /// An entry holding a value (the content, an item's entry).
+    Value(&'s mut Value),
+    /// A named group's text.
+    Capture(&'s str),
+}
+
+impl PlainScope<'_> {
+    /// The entry named `root`, if the scope has one.
+    fn get(&mut self, root: &str) -> Option<Slot<'_>> {
+        if let Some(item) = &mut self.item
+            && let Some(v) = item.get_mut(root)
+        {
+            return Some(Slot::Value(v));
+        }
+        if root == "content"
+            && let Some(v) = &mut self.content
+        {
+            return Some(Slot::Value(v));
+        }
+        self.captures
+            .iter()
+            .rev()
+            .find(|(k, _)| k == root)
+            .map(|(_, v)| Slot::Capture(v))
+    }
+
+    /// The scope's keys, each once (for the error naming them).
+    fn keys(&self) -> Vec<&str> {
+        let mut keys: Vec<&str> = self.captures.iter().map(|(k, _)| k.as_str()).collect();
+        keys.extend(self.item.iter().flat_map(|m| m.keys().map(String::as_str)));
+        if self.content.is_some() {
+            keys.push("content");
+        }
+        keys.sort();
+        keys.dedup();
+        keys
+    }
 }
 
 /// `transform_each`: `f` of each element of `value`, which must be a list
@@ -386,45 +438,58 @@ fn each_item<T>(
 }
 
 impl Node {
-    /// The roots of the placeholders, once per use (`{content}` twice:
-    /// twice).
-    fn roots<'n>(&'n self, out: &mut Vec<&'n str>) {
+    /// How many placeholders of the tree rooted here use `root` (`{content}`
+    /// twice: two).
+    fn uses_of(&self, root: &str) -> usize {
         match self {
-            Node::Map(entries) => entries.iter().for_each(|(_, n)| n.roots(out)),
-            Node::List(items) => items.iter().for_each(|n| n.roots(out)),
-            Node::Placeholder { root, .. } => out.push(root),
-            Node::Literal(_) | Node::TooDeep => {}
+            Node::Map(entries) => entries.iter().map(|(_, n)| n.uses_of(root)).sum(),
+            Node::List(items) => items.iter().map(|n| n.uses_of(root)).sum(),
+            Node::Placeholder { root: r, .. } => usize::from(r == root),
+            Node::Literal(_) | Node::TooDeep => 0,
         }
     }
 
     /// [`Node::apply`] on plain values: placeholders copy what they point
-    /// at, or move it when `uses` says theirs is the only reference to a
-    /// whole scope entry.
-    fn apply_plain(&self, scope: &mut Map, uses: &[&str]) -> Result<Value, PyErr> {
+    /// at, or move it when theirs is the only use in the whole transform
+    /// (`whole`) of a scope entry taken whole.
+    fn apply_plain(&self, scope: &mut PlainScope<'_>, whole: &Node) -> Result<Value, PyErr> {
         match self {
             Node::Map(entries) => {
                 let mut out = crate::value::map_with_capacity(entries.len());
                 for (k, v) in entries {
-                    out.insert(k.clone(), v.apply_plain(scope, uses)?);
+                    out.insert(k.clone(), v.apply_plain(scope, whole)?);
                 }
                 Ok(Value::Map(out))
             }
             Node::List(items) => Ok(Value::List(
                 items
                     .iter()
-                    .map(|n| n.apply_plain(scope, uses))
+                    .map(|n| n.apply_plain(scope, whole))
                     .collect::<Result<_, _>>()?,
             )),
             Node::Literal(v) => Ok(v.clone()),
             Node::TooDeep => Err(PyErr::recursion("")),
             Node::Placeholder { path, root, keys } => {
-                let once =
-                    keys.is_empty() && uses.iter().filter(|r| **r == root.as_str()).count() == 1;
-                let Some(slot) = scope.get_mut(root) else {
+                let once = keys.is_empty() && whole.uses_of(root) == 1;
+                let Some(slot) = scope.get(root) else {
+                    let keys = scope.keys();
                     return Err(PyErr::key_error_str(&format!(
                         "transform placeholder '{{{path}}}' is not defined. Available: {}",
-                        sorted_repr(scope.keys())
+                        sorted_repr(keys.into_iter())
                     )));
+                };
+                let slot = match slot {
+                    Slot::Value(v) => v,
+                    // A named group's text is a string: it has no keys.
+                    Slot::Capture(text) if keys.is_empty() => {
+                        return Ok(Value::Str(text.to_owned()));
+                    }
+                    Slot::Capture(_) => {
+                        return Err(PyErr::value(format!(
+                            "transform placeholder '{{{path}}}' cannot index into str at '{}'",
+                            keys[0]
+                        )));
+                    }
                 };
                 if once {
                     return Ok(std::mem::replace(slot, Value::Null));
@@ -442,7 +507,7 @@ impl Node {
                         None => {
                             return Err(PyErr::value(format!(
                                 "transform placeholder '{{{path}}}' is missing key '{key}'. Available: {}",
-                                sorted_repr(d.keys())
+                                sorted_repr(d.keys().map(String::as_str))
                             )));
                         }
                     };

@@ -65,6 +65,12 @@ pub struct WatchSet {
     /// the literals where their first bytes occur instead of running
     /// automaton threads.
     pub literals: Option<LiteralSet>,
+    /// Per byte, the entries (of the first 64) whose delimiters may begin
+    /// with it, as bits: the scanner visits only those and the entries with
+    /// threads.
+    pub begins: Box<[u64; 256]>,
+    /// Whether some watched delimiter is on the backtracking path.
+    pub backtracks: bool,
 }
 
 /// A delimiter that begins with a repeated class of characters, such as
@@ -371,12 +377,24 @@ impl WatchSet {
             loops.push(lead);
         }
         let literals = LiteralSet::new(&entries, delims);
+        let mut begins = Box::new([0u64; 256]);
+        for (k, w) in entries.iter().enumerate().take(64) {
+            let d = &delims[w.delim as usize];
+            for (b, on) in d.first_bytes.iter().enumerate() {
+                begins[b] |= u64::from(*on) << k;
+            }
+        }
+        let backtracks = entries
+            .iter()
+            .any(|w| matches!(delims[w.delim as usize].matcher, Matcher::Backtrack));
         WatchSet {
             entries,
             stops: ByteSet::new(stop_bytes),
             loops,
             loop_bytes,
             literals,
+            begins,
+            backtracks,
         }
     }
 
@@ -774,7 +792,17 @@ impl StreamScan {
         let bytes = hay.text.as_bytes();
         let first = self.frontier;
         let mut i = first;
-        let mut idle = self.idle();
+        let count = automata.count();
+        // Entries past the 64 that `live` and `WatchSet::begins` track are
+        // visited at every byte.
+        let wide = count.min(64)..count;
+        // The entries (of the first 64) with threads; with `begins`, the
+        // only ones a byte can change.
+        let mut live: u64 = 0;
+        for (k, p) in self.pats[..self.active].iter().enumerate().take(64) {
+            live |= u64::from(!p.threads.is_empty()) << k;
+        }
+        let mut idle = live == 0 && self.idle();
         // Once a match is settled at `cutoff`, only threads that started at
         // or before it can change the choice: nothing starts later, and the
         // scan stops when no thread is left (the text after it is read
@@ -794,6 +822,11 @@ impl StreamScan {
                 let stop = i.min(len);
                 if stop > from {
                     self.start_loops(ws, delims, hay, from, stop);
+                    for (k, lead) in ws.loops.iter().enumerate().take(64) {
+                        if lead.is_some() {
+                            live |= u64::from(!self.pats[k].threads.is_empty()) << k;
+                        }
+                    }
                 }
                 if i >= len {
                     break;
@@ -801,50 +834,32 @@ impl StreamScan {
             }
             let b = hay.byte(i);
             let boundary = (b & 0xC0) != 0x80;
-            idle = true;
-            for k in 0..automata.count() {
-                let Some(branches) = automata.branches(k) else {
-                    continue;
-                };
-                let p = &mut self.pats[k];
-                if p.best.is_some() {
-                    continue;
+            let may_spawn = boundary && i <= cutoff;
+            // A thread started on a byte outside the delimiter's first
+            // bytes dies on it without recording a match: only the entries
+            // this byte may begin, and those with threads, have work.
+            let begins = if may_spawn { ws.begins[b as usize] } else { 0 };
+            let mut todo = live | begins;
+            while todo != 0 {
+                let k = todo.trailing_zeros() as usize;
+                todo &= todo - 1;
+                let spawn_here = begins >> k & 1 != 0;
+                let (alive, best) = self.step_entry(automata, k, spawn_here, b, i, hay, guards);
+                live = live & !(1 << k) | u64::from(alive) << k;
+                if let Some(start) = best {
+                    cutoff = cutoff.min(start);
                 }
-                // A thread started on a byte outside the delimiter's first
-                // bytes dies on it without recording a match: skip it.
-                if boundary && automata.may_begin(k, b) && i <= cutoff {
-                    spawn(p, branches, i, hay.prev(i), guards);
-                }
-                if p.threads.is_empty() {
-                    continue;
-                }
-                let mut changed = false;
-                for t in p.threads.iter_mut() {
-                    if t.settled {
-                        continue;
-                    }
-                    let table = &branches[t.branch as usize].table;
-                    let q = table.next(t.state, b);
-                    t.state = q;
-                    let f = table.flags(q);
-                    if f & MATCH != 0 {
-                        t.rec = Some(i);
-                    }
-                    settle(t, f, i + 1);
-                    changed |= t.settled;
-                }
-                // Dropping threads that share a state only bounds the work
-                // (the results are the same with them): it is worth its cost
-                // when some thread settled or the threads grow past a few.
-                if changed || p.threads.len() > DEDUP_ABOVE {
-                    dedup(&mut p.threads);
-                }
-                update_best(p);
-                if let Some(f) = &p.best {
-                    cutoff = cutoff.min(f.start);
-                }
-                idle &= p.threads.is_empty();
             }
+            let mut wide_alive = false;
+            for k in wide.clone() {
+                let spawn_here = may_spawn && automata.may_begin(k, b);
+                let (alive, best) = self.step_entry(automata, k, spawn_here, b, i, hay, guards);
+                wide_alive |= alive;
+                if let Some(start) = best {
+                    cutoff = cutoff.min(start);
+                }
+            }
+            idle = live == 0 && !wide_alive;
             i += 1;
         }
         let end = i.min(len).max(first);
@@ -876,6 +891,60 @@ impl StreamScan {
                 update_best(p);
             }
         }
+    }
+
+    /// Reads byte `b` at `i` for watch entry `k`: starts its threads there
+    /// first when `spawn_here`, steps its live threads, drops those that
+    /// cannot matter. Returns whether threads are left that still decide
+    /// something, and the start of its match once settled.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn step_entry<'a>(
+        &mut self,
+        automata: impl Automata<'a>,
+        k: usize,
+        spawn_here: bool,
+        b: u8,
+        i: usize,
+        hay: &Hay<'_>,
+        guards: &dyn Guards,
+    ) -> (bool, Option<usize>) {
+        let Some(branches) = automata.branches(k) else {
+            return (false, None);
+        };
+        let p = &mut self.pats[k];
+        if p.best.is_some() {
+            return (false, None);
+        }
+        if spawn_here {
+            spawn(p, branches, i, hay.prev(i), guards);
+        }
+        if p.threads.is_empty() {
+            return (false, None);
+        }
+        let mut changed = false;
+        for t in p.threads.iter_mut() {
+            if t.settled {
+                continue;
+            }
+            let table = &branches[t.branch as usize].table;
+            let q = table.next(t.state, b);
+            t.state = q;
+            let f = table.flags(q);
+            if f & MATCH != 0 {
+                t.rec = Some(i);
+            }
+            settle(t, f, i + 1);
+            changed |= t.settled;
+        }
+        // Dropping threads that share a state only bounds the work (the
+        // results are the same with them): it is worth its cost when some
+        // thread settled or the threads grow past a few.
+        if changed || p.threads.len() > DEDUP_ABOVE {
+            dedup(&mut p.threads);
+        }
+        update_best(p);
+        (!p.threads.is_empty(), p.best.as_ref().map(|f| f.start))
     }
 
     /// After skipping `[from, stop)` with no thread alive: for each entry
@@ -1009,7 +1078,7 @@ impl StreamScan {
         let mut hold = len;
         // Backtracking delimiters: settle starts in order until one matches
         // or one depends on text not yet seen.
-        for (k, w) in ws.entries.iter().enumerate() {
+        for (k, w) in ws.entries.iter().enumerate().filter(|_| ws.backtracks) {
             let d = &delims[w.delim as usize];
             if !matches!(d.matcher, Matcher::Backtrack) {
                 continue;
@@ -1023,12 +1092,17 @@ impl StreamScan {
                 hold = hold.min(s);
             }
         }
+        let mut any_best = false;
         for p in &self.pats[..self.active] {
-            if p.best.is_none()
-                && let Some(t) = p.threads.first()
-            {
-                hold = hold.min(t.start);
+            match (&p.best, p.threads.first()) {
+                (Some(_), _) => any_best = true,
+                (None, Some(t)) => hold = hold.min(t.start),
+                (None, None) => {}
             }
+        }
+        // Most calls, while a delimiter is still being read, end here.
+        if !any_best {
+            return Ok(Decision::Hold(hold.min(len)));
         }
         // Among settled matches that start before the hold point, the
         // reference's order: leftmost, longest, opens first, then by name.
