@@ -188,6 +188,9 @@ fn sorted_repr<'a>(keys: impl Iterator<Item = &'a str>) -> String {
 #[derive(Clone, Debug)]
 pub struct Transform {
     pub(crate) node: Node,
+    /// The roots that exactly one placeholder uses: such a placeholder,
+    /// taking its entry whole, moves the value instead of copying it.
+    moves: Vec<String>,
 }
 
 /// A node of a compiled transform (public for generated code only).
@@ -214,9 +217,7 @@ impl Transform {
     /// Compiles a `transform` value (the loader has already run
     /// [`validate_transform`] on it). Never fails.
     pub fn new(template: &Value) -> Transform {
-        Transform {
-            node: Node::build(template, 0),
-        }
+        Transform::from_node(Node::build(template, 0))
     }
 
     /// The compiled form.
@@ -228,7 +229,14 @@ impl Transform {
     /// A transform from its compiled form (generated code writes it out).
     #[doc(hidden)]
     pub fn from_node(node: Node) -> Transform {
-        Transform { node }
+        let mut roots = Vec::new();
+        node.roots(&mut roots);
+        let moves = roots
+            .iter()
+            .filter(|r| roots.iter().filter(|o| o == r).count() == 1)
+            .map(|r| r.to_string())
+            .collect();
+        Transform { node, moves }
     }
 
     /// `_apply_transform(transform, scope)` for plain values, e.g. a scope of
@@ -333,7 +341,7 @@ fn finish_plain(
     captures: &[(String, String)],
     field_name: &str,
 ) -> Result<Value, FieldError> {
-    let node = &transform.node;
+    let (node, moves) = (&transform.node, &transform.moves[..]);
     if !transform_each {
         // `{**captures, "content": value}`
         let mut scope = PlainScope {
@@ -341,7 +349,7 @@ fn finish_plain(
             content: Some(value),
             item: None,
         };
-        return node.apply_plain(&mut scope, node);
+        return node.apply_plain(&mut scope, moves);
     }
     let out = each_item(value, field_name, |item| {
         // `{**captures, **item}`
@@ -350,7 +358,7 @@ fn finish_plain(
             content: None,
             item: Some(item),
         };
-        node.apply_plain(&mut scope, node)
+        node.apply_plain(&mut scope, moves)
     })?;
     Ok(Value::List(out))
 }
@@ -438,39 +446,39 @@ fn each_item<T>(
 }
 
 impl Node {
-    /// How many placeholders of the tree rooted here use `root` (`{content}`
-    /// twice: two).
-    fn uses_of(&self, root: &str) -> usize {
+    /// The roots of the placeholders, once per use (`{content}` twice:
+    /// twice).
+    fn roots<'n>(&'n self, out: &mut Vec<&'n str>) {
         match self {
-            Node::Map(entries) => entries.iter().map(|(_, n)| n.uses_of(root)).sum(),
-            Node::List(items) => items.iter().map(|n| n.uses_of(root)).sum(),
-            Node::Placeholder { root: r, .. } => usize::from(r == root),
-            Node::Literal(_) | Node::TooDeep => 0,
+            Node::Map(entries) => entries.iter().for_each(|(_, n)| n.roots(out)),
+            Node::List(items) => items.iter().for_each(|n| n.roots(out)),
+            Node::Placeholder { root, .. } => out.push(root),
+            Node::Literal(_) | Node::TooDeep => {}
         }
     }
 
     /// [`Node::apply`] on plain values: placeholders copy what they point
-    /// at, or move it when theirs is the only use in the whole transform
-    /// (`whole`) of a scope entry taken whole.
-    fn apply_plain(&self, scope: &mut PlainScope<'_>, whole: &Node) -> Result<Value, PyErr> {
+    /// at, or move it when theirs is the only use of a scope entry taken
+    /// whole (`moves`: see [`Transform::moves`]).
+    fn apply_plain(&self, scope: &mut PlainScope<'_>, moves: &[String]) -> Result<Value, PyErr> {
         match self {
             Node::Map(entries) => {
                 let mut out = crate::value::map_with_capacity(entries.len());
                 for (k, v) in entries {
-                    out.insert(k.clone(), v.apply_plain(scope, whole)?);
+                    out.insert(k.clone(), v.apply_plain(scope, moves)?);
                 }
                 Ok(Value::Map(out))
             }
             Node::List(items) => Ok(Value::List(
                 items
                     .iter()
-                    .map(|n| n.apply_plain(scope, whole))
+                    .map(|n| n.apply_plain(scope, moves))
                     .collect::<Result<_, _>>()?,
             )),
             Node::Literal(v) => Ok(v.clone()),
             Node::TooDeep => Err(PyErr::recursion("")),
             Node::Placeholder { path, root, keys } => {
-                let once = keys.is_empty() && whole.uses_of(root) == 1;
+                let once = keys.is_empty() && moves.iter().any(|m| m == root);
                 let Some(slot) = scope.get(root) else {
                     let keys = scope.keys();
                     return Err(PyErr::key_error_str(&format!(
