@@ -834,16 +834,17 @@ impl StreamScan {
             }
             let b = hay.byte(i);
             let boundary = (b & 0xC0) != 0x80;
-            let may_spawn = boundary && i <= cutoff;
             // A thread started on a byte outside the delimiter's first
             // bytes dies on it without recording a match: only the entries
             // this byte may begin, and those with threads, have work.
-            let begins = if may_spawn { ws.begins[b as usize] } else { 0 };
+            let begins = if boundary { ws.begins[b as usize] } else { 0 };
             let mut todo = live | begins;
             while todo != 0 {
                 let k = todo.trailing_zeros() as usize;
                 todo &= todo - 1;
-                let spawn_here = begins >> k & 1 != 0;
+                // An entry settled earlier at this byte may have moved the
+                // cutoff before it.
+                let spawn_here = begins >> k & 1 != 0 && i <= cutoff;
                 let (alive, best) = self.step_entry(automata, k, spawn_here, b, i, hay, guards);
                 live = live & !(1 << k) | u64::from(alive) << k;
                 if let Some(start) = best {
@@ -852,7 +853,7 @@ impl StreamScan {
             }
             let mut wide_alive = false;
             for k in wide.clone() {
-                let spawn_here = may_spawn && automata.may_begin(k, b);
+                let spawn_here = boundary && i <= cutoff && automata.may_begin(k, b);
                 let (alive, best) = self.step_entry(automata, k, spawn_here, b, i, hay, guards);
                 wide_alive |= alive;
                 if let Some(start) = best {
