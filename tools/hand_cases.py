@@ -109,6 +109,14 @@ CASES += [
      "<x>wait... ok. more.. <x>the end."),
 ]
 
+# A state watching more than 64 automaton delimiters: the scanner tracks
+# the first 64 entries in bit masks and visits the others at every byte.
+WIDE = {f"f{i:02}": {"open_pattern": f"<f{i:02}\\s*>", "close": f"</f{i:02}>"} for i in range(70)}
+CASES += [
+    ("wide-state", t({**WIDE, "c": {}}), "",
+     "<ai>x <f66 >a</f66> <f03>b</f03> <f69  >c</f69> <f6>d <f64>e</f64> <f63\n>f</f63> tail"),
+]
+
 TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"properties": {"a": {"type": "number"}, "s": {"type": "integer"}}}}}]
 
 

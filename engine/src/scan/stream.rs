@@ -552,8 +552,10 @@ impl<'a> Hay<'a> {
 ///
 /// [`IrAutomata`] answers from the IR. Generated code implements it once per
 /// state with constant answers (the entry count, each entry's branches as a
-/// `static`, its first bytes as a `match`): the loop over entries is then
-/// unrolled, and each step reads its automaton at a fixed address.
+/// `static`, its first bytes as a `match`): each step reads its automaton
+/// at a fixed address. Which entries a byte visits comes from the watch
+/// set's [`WatchSet::begins`] masks; [`Automata::may_begin`] serves the
+/// entries past the 64th, which the masks do not cover.
 pub trait Automata<'a>: Copy {
     /// The number of watch entries.
     fn count(self) -> usize;
