@@ -302,6 +302,9 @@ impl Builder {
             })
             .collect();
         let docs: Vec<String> = files.iter().map(|f| format!("`{f}`")).collect();
+        // Templates' messages differ in size (one with 70 fields is over a
+        // kilobyte), and the enum of them is the user's crate's code: its
+        // lint for that is allowed rather than a box per message imposed.
         let model_doc = format!(
             " The templates compiled into this crate ({}).",
             names.join(", ")
@@ -453,6 +456,7 @@ impl Builder {
 
             /// A message of any of the compiled templates.
             #[derive(Clone, Debug, PartialEq)]
+            #[allow(clippy::large_enum_variant)]
             pub enum #any_message {
                 #(#[doc = #docs] #variants(#mods::Message),)*
             }
