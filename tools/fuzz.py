@@ -12,6 +12,10 @@ compares with tools/compare.py. Nothing outside the repository is needed.
 
 `check` keeps the vectors of a failing batch in target/fuzz-failures-SEED.jsonl
 and ends with the line `N passed, M failed` (exit status 1 on failures).
+`check --compiled` runs the cases through compiled parsers, building the batch's
+templates into one binary per checkout; concurrent runs in one checkout take
+turns (a lock under target/fuzz-compiled), so run parallel loops in separate
+worktrees.
 
 Cases come from two families:
 
@@ -34,6 +38,8 @@ on such templates, so no expected result exists for them.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import json
 import os
 import random
@@ -699,10 +705,15 @@ def main():
             # The compiled runner's build reads the batch's file: keep it where cargo can see it
             # change (under target/, one file reused per batch).
             tmp_ctx = tempfile.TemporaryDirectory()
-            with tmp_ctx as tmp:
+            with tmp_ctx as tmp, contextlib.ExitStack() as held:
                 if args.compiled:
                     tmp = os.path.join(ROOT, os.environ.get("CARGO_TARGET_DIR") or "target", "fuzz-compiled")
                     os.makedirs(tmp, exist_ok=True)
+                    # The batch's files, and the binary built from them, are one per checkout: a
+                    # second `check --compiled` in the same checkout waits here for the batch to
+                    # end, instead of overwriting them under it (which reads as failures).
+                    lock = held.enter_context(open(os.path.join(tmp, ".lock"), "w"))
+                    fcntl.flock(lock, fcntl.LOCK_EX)
                 raw = os.path.join(tmp, "cases.jsonl")
                 with open(raw, "w", encoding="utf-8") as fh:
                     for case in gen_cases(seed, n):
