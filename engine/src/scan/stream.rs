@@ -801,10 +801,14 @@ impl StreamScan {
         // The entries (of the first 64) with threads; with `begins`, the
         // only ones a byte can change.
         let mut live: u64 = 0;
-        for (k, p) in self.pats[..self.active].iter().enumerate().take(64) {
-            live |= u64::from(!p.threads.is_empty()) << k;
+        let mut idle = true;
+        for (k, p) in self.pats[..self.active].iter().enumerate() {
+            let has = !p.threads.is_empty();
+            idle &= !has;
+            if k < 64 {
+                live |= u64::from(has) << k;
+            }
         }
-        let mut idle = live == 0 && self.idle();
         // Once a match is settled at `cutoff`, only threads that started at
         // or before it can change the choice: nothing starts later, and the
         // scan stops when no thread is left (the text after it is read
@@ -1044,12 +1048,6 @@ impl StreamScan {
         self.bytes_read
     }
 
-    fn idle(&self) -> bool {
-        self.pats[..self.active]
-            .iter()
-            .all(|p| p.threads.is_empty())
-    }
-
     /// Decides what to do with the text read so far. `eos` says whether the
     /// text is complete (then nothing is pending).
     pub fn decide(
@@ -1080,8 +1078,9 @@ impl StreamScan {
         // zero-width one) is never committed.
         let mut hold = len;
         // Backtracking delimiters: settle starts in order until one matches
-        // or one depends on text not yet seen.
-        for (k, w) in ws.entries.iter().enumerate().filter(|_| ws.backtracks) {
+        // or one depends on text not yet seen (none in most watch sets).
+        let backtracking = if ws.backtracks { &ws.entries[..] } else { &[] };
+        for (k, w) in backtracking.iter().enumerate() {
             let d = &delims[w.delim as usize];
             if !matches!(d.matcher, Matcher::Backtrack) {
                 continue;
