@@ -351,11 +351,7 @@ impl<'t> Run<'t> {
                 self.open = p.region_text().map(|(f, t)| (f.to_owned(), t.to_owned()));
                 // The regions that closed in the failed call gave no events:
                 // report what the parser holds instead.
-                self.closed = p
-                    .parsed_so_far()
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect();
+                self.closed = p.parsed_so_far().into_iter().collect();
                 return Err(self.fail(&e, "at the end of the output"));
             }
         };

@@ -5,6 +5,7 @@ use crate::types::{self, Member, Model, Presence, Ty};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 use retort::Template;
+use retort::Value;
 use retort::lit::ToLit;
 use std::str::FromStr;
 
@@ -166,6 +167,88 @@ fn members_code(
     (decls, read, writes, fits)
 }
 
+/// The message read from the values of its fields (what the parser built,
+/// see `Parser::finalize_fields`), by field index rather than by key.
+///
+/// Returns a block telling whether `fields: &FieldValues` fits the message
+/// once the defaults are applied, and a block reading the message out of
+/// `mut fields: FieldValues`. Both follow `FieldValues::into_map`: a field's
+/// value replaces its default; a field without a default is left out when
+/// its value is empty.
+fn fields_code(
+    members: &[Member],
+    template: &Template,
+    model: &Model,
+    kr: &TokenStream,
+) -> (TokenStream, TokenStream) {
+    let mut checks = Vec::new();
+    let mut reads = Vec::new();
+    for m in members {
+        let ident = format_ident!("{}", m.ident);
+        let key = &m.key;
+        let plain = ty_tokens(&m.ty, model, kr);
+        let field = template.field_index(key);
+        let default = template.defaults().get(key);
+        // The default in typed form: a string literal directly, anything
+        // else converted from the template's own copy.
+        let default_expr = match (default, m.presence) {
+            (Some(Value::Str(s)), Presence::Always) if m.ty == Ty::Str => {
+                quote!(::std::string::String::from(#s))
+            }
+            (_, Presence::Always) => {
+                quote!(#kr::convert_required(template().defaults().get(#key).cloned(), #key)?)
+            }
+            (_, Presence::Nullable) => {
+                quote!(#kr::convert_nullable(template().defaults().get(#key).cloned(), #key)?)
+            }
+            (_, Presence::Sometimes) => quote!(::core::option::Option::None),
+        };
+        let Some(i) = field else {
+            // A key only the defaults write (`role`): its default fits by
+            // derivation.
+            reads.push(quote!(#ident: #default_expr));
+            continue;
+        };
+        match m.presence {
+            Presence::Always => {
+                checks.push(quote! {
+                    fields.get(#i).is_none_or(|value| <#plain as #kr::Typed>::fits(value))
+                });
+                reads.push(quote! {
+                    #ident: match fields.take(#i) {
+                        ::core::option::Option::Some(value) => #kr::convert_required(::core::option::Option::Some(value), #key)?,
+                        ::core::option::Option::None => #default_expr,
+                    }
+                });
+            }
+            Presence::Nullable => {
+                checks.push(quote! {
+                    fields.get(#i).is_none_or(|value| ::core::matches!(value, #kr::Value::Null)
+                        || <#plain as #kr::Typed>::fits(value))
+                });
+                reads.push(quote! {
+                    #ident: match fields.take(#i) {
+                        ::core::option::Option::Some(value) => #kr::convert_nullable(::core::option::Option::Some(value), #key)?,
+                        ::core::option::Option::None => #default_expr,
+                    }
+                });
+            }
+            Presence::Sometimes => {
+                checks.push(quote! {
+                    fields.get(#i).is_none_or(|value| value.is_empty_value()
+                        || <#plain as #kr::Typed>::fits(value))
+                });
+                reads.push(quote! {
+                    #ident: #kr::convert_optional(fields.take(#i).filter(|value| !value.is_empty_value()), #key)?
+                });
+            }
+        }
+    }
+    let fits = quote!(true #(&& #checks)*);
+    let read = quote!(::core::result::Result::Ok(Message { #(#reads,)* }));
+    (fits, read)
+}
+
 /// An accessor expression giving `Option<&str>` for a message key.
 fn str_access(m: &Member) -> TokenStream {
     let ident = format_ident!("{}", m.ident);
@@ -256,6 +339,7 @@ pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream
     let message_name = format_ident!("Message");
     let (decls, read, writes, fits) =
         members_code(&message_name, &model.message, &model, &kr, &kr_str);
+    let (fields_fit, fields_read) = fields_code(&model.message, template, &model, &kr);
     let content = model
         .message
         .iter()
@@ -377,6 +461,21 @@ pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream
                     #read
                 }
 
+                /// Whether the values of a message's fields, as the parser
+                /// built them, fit these types once the template's defaults
+                /// are applied.
+                pub fn fields_fit(fields: &#kr::FieldValues) -> bool {
+                    #fields_fit
+                }
+
+                /// Reads a message from the values of its fields, as the
+                /// parser built them: by field, without the dict. The
+                /// template's defaults are applied and empty values left
+                /// out, as in the run-time form.
+                pub fn from_fields(mut fields: #kr::FieldValues) -> ::core::result::Result<Message, #kr::Mismatch> {
+                    #fields_read
+                }
+
                 /// The message as the reference's dict.
                 pub fn to_map(&self) -> #kr::Map {
                     let mut out = #kr::Map::default();
@@ -459,16 +558,17 @@ pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream
 
                 /// Ends the generation: the typed message and the last events.
                 pub fn finalize(&mut self) -> ::core::result::Result<(Message, #kr::TypedEvents<'_, Field>), #kr::ParseError> {
-                    let (map, events) = self.inner.finalize()?;
-                    if !Message::fits(&map) {
+                    let (fields, events) = self.inner.finalize_fields()?;
+                    if !Message::fields_fit(&fields) {
                         // Keep the message whole in the error; find where.
+                        let map = fields.into_map(template());
                         return match Message::from_map(&map) {
                             ::core::result::Result::Err(m) => ::core::result::Result::Err(#kr::mismatch_error(m, &map)),
                             ::core::result::Result::Ok(_) => ::core::result::Result::Err(#kr::mismatch_error(
                                 #kr::Mismatch { path: ::std::string::String::new(), expected: "Message", found: "dict" }, &map)),
                         };
                     }
-                    match Message::from_owned(map) {
+                    match Message::from_fields(fields) {
                         ::core::result::Result::Ok(message) => ::core::result::Result::Ok((message, events.typed())),
                         ::core::result::Result::Err(m) => ::core::result::Result::Err(#kr::conversion_bug(m)),
                     }

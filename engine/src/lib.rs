@@ -40,8 +40,8 @@ pub use error::{ParseError, ParseErrorKind};
 pub use event::{Event, OwnedEvent};
 pub use machine::{LiteralHit, Machine};
 pub use parser::{
-    Events, EventsIter, Limits, Malformed, OpenRegion, Param, Parser, ParserOptions, TypedEvents,
-    TypedEventsIter,
+    Events, EventsIter, FieldValues, Limits, Malformed, OpenRegion, Param, Parser, ParserOptions,
+    TypedEvents, TypedEventsIter,
 };
 pub use scan::stream::WorkBudget;
 pub use template::{Template, TemplateError};

@@ -6,7 +6,9 @@ pub use crate::content::ContentSpec;
 pub use crate::error::{ParseError, ParseErrorKind};
 pub use crate::event::{Event, OwnedEvent};
 pub use crate::machine::{LiteralHit, Machine};
-pub use crate::parser::{Events, Malformed, OpenRegion, Parser, ParserOptions, TypedEvents};
+pub use crate::parser::{
+    Events, FieldValues, Malformed, OpenRegion, Parser, ParserOptions, TypedEvents,
+};
 pub use crate::pyre::{
     Assertion, Class, ClassKind, Fold, Inst, One, Peek, Program, Regex, Required, StartScan,
 };

@@ -31,8 +31,8 @@ pub(super) enum RawEvent {
 pub(super) enum ValueSlot {
     /// `values[i]`.
     Aside(usize),
-    /// The message's entry at this index; with `Some(j)`, item `j` of the
-    /// list there (`repeats`).
+    /// The message's entry of the field at this index; with `Some(j)`,
+    /// item `j` of the list there (`repeats`).
     Output(usize, Option<usize>),
 }
 
@@ -59,7 +59,7 @@ pub struct Events<'p> {
     pub(super) raw: &'p [RawEvent],
     pub(super) malformed: &'p [Malformed],
     pub(super) values: &'p [Value],
-    pub(super) output: &'p Map,
+    pub(super) output: &'p FieldValues,
     /// The text the chunks of this call lie in, starting at absolute
     /// offset `src_base`: the caller's piece or the parser's buffer.
     pub(super) src: &'p str,
@@ -116,9 +116,9 @@ impl<'p> Events<'p> {
         static MISSING: Value = Value::Null;
         let found = match slot {
             ValueSlot::Aside(i) => self.values.get(i),
-            ValueSlot::Output(k, item) => match (self.output.get_index(k), item) {
-                (Some((_, v)), None) => Some(v),
-                (Some((_, Value::List(items))), Some(j)) => items.get(j),
+            ValueSlot::Output(k, item) => match (self.output.get(k), item) {
+                (Some(v), None) => Some(v),
+                (Some(Value::List(items)), Some(j)) => items.get(j),
                 _ => None,
             },
         };

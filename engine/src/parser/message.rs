@@ -119,9 +119,9 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                 && let ValueSlot::Output(k, item) = *value
                 && which(k)
             {
-                let v = match (self.output.get_index(k), item) {
-                    (Some((_, v)), None) => v.clone(),
-                    (Some((_, Value::List(items))), Some(j)) => {
+                let v = match (self.output.get(k), item) {
+                    (Some(v), None) => v.clone(),
+                    (Some(Value::List(items)), Some(j)) => {
                         items.get(j).cloned().unwrap_or(Value::Null)
                     }
                     _ => Value::Null,
@@ -217,7 +217,9 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             .map_err(|e| self.field_error(&field.name, e.to_string()))?,
         };
         let name = &field.name;
-        let existing = self.output.get_index_of(name);
+        let k = f as usize;
+        let n = self.t.fields.len();
+        let existing = self.output.contains(k);
         let slot = if let Some(sep) = &field.join {
             let Value::Str(piece) = value else {
                 let message = format!(
@@ -230,15 +232,15 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             // as no previous value; any other previous value must be a
             // string to concatenate.
             let previous = match existing {
-                Some(k) => self.output.get_index(k).map(|(_, v)| v),
-                None => self.t.defaults.get(name),
+                true => self.output.get(k),
+                false => self.t.defaults.get(name),
             };
             match previous {
                 None | Some(Value::Null) => {
-                    if let Some(k) = existing {
+                    if existing {
                         self.detach(|i| i == k);
                     }
-                    let (k, _) = self.output.insert_full(name.clone(), Value::Str(piece));
+                    self.output.set(k, n, Value::Str(piece));
                     ValueSlot::Output(k, None)
                 }
                 Some(Value::Str(prev)) => {
@@ -246,10 +248,10 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                     joined.push_str(prev);
                     joined.push_str(sep);
                     joined.push_str(&piece);
-                    if let Some(k) = existing {
+                    if existing {
                         self.detach(|i| i == k);
                     }
-                    self.output.insert(name.clone(), Value::Str(joined));
+                    self.output.set(k, n, Value::Str(joined));
                     self.values.push(Value::Str(piece));
                     ValueSlot::Aside(self.values.len() - 1)
                 }
@@ -269,24 +271,20 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                 }
             }
         } else if field.repeats {
-            let k = match existing {
-                Some(k) => k,
-                None => match self.t.defaults.get(name) {
-                    // `append` to the default's list (a copy of it).
-                    Some(default) => self.output.insert_full(name.clone(), default.clone()).0,
-                    None => {
-                        self.output
-                            .insert_full(name.clone(), Value::List(Vec::new()))
-                            .0
-                    }
-                },
-            };
-            match self.output.get_index_mut(k) {
-                Some((_, Value::List(items))) => {
+            if !existing {
+                // `append` to the default's list (a copy of it).
+                let start = match self.t.defaults.get(name) {
+                    Some(default) => default.clone(),
+                    None => Value::List(Vec::new()),
+                };
+                self.output.set(k, n, start);
+            }
+            match self.output.get_mut(k) {
+                Some(Value::List(items)) => {
                     items.push(value);
                     ValueSlot::Output(k, Some(items.len() - 1))
                 }
-                Some((_, other)) => {
+                Some(other) => {
                     let message =
                         format!("'{}' object has no attribute 'append'", other.type_name());
                     return Err(self.field_error(name, message));
@@ -297,10 +295,10 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                 }
             }
         } else {
-            if let Some(k) = existing {
+            if existing {
                 self.detach(|i| i == k);
             }
-            let (k, _) = self.output.insert_full(name.clone(), value);
+            self.output.set(k, n, value);
             ValueSlot::Output(k, None)
         };
         self.raw.push(RawEvent::Close {

@@ -41,6 +41,7 @@ use crate::typed::FieldId;
 use crate::value::{Map, Value};
 
 mod events;
+mod fields;
 mod message;
 mod open_region;
 mod options;
@@ -48,6 +49,7 @@ mod prefix;
 
 pub use events::{Events, EventsIter, Param, TypedEvents, TypedEventsIter};
 use events::{RawEvent, ValueSlot};
+pub use fields::FieldValues;
 pub use open_region::OpenRegion;
 pub use options::{Limits, Malformed, ParserOptions};
 use prefix::{after_last_literal, truncate_past_last_anchor};
@@ -135,7 +137,8 @@ pub struct Parser<'t, M = &'t Template> {
     body: String,
     body_start: usize,
     captures: Vec<(String, String)>,
-    output: Map,
+    /// The message so far, by field.
+    output: FieldValues,
     scan: StreamScan,
     guards: GuardState,
     stuck: bool,
@@ -264,7 +267,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             body: String::new(),
             body_start: 0,
             captures: Vec::new(),
-            output: Map::default(),
+            output: FieldValues::default(),
             scan: StreamScan::default(),
             guards: GuardState::default(),
             stuck: false,
@@ -817,8 +820,17 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     /// Ends the generation: settles what was held, closes the open region,
     /// checks required fields, and returns the message with the last events.
     pub fn finalize(&mut self) -> Result<(Map, Events<'_>), ParseError> {
-        let message = self.end(true)?;
+        let message = self.end(true)?.into_map(self.t);
         Ok((message, self.events(self.text.hay())))
+    }
+
+    /// [`Parser::finalize`] with the message as the values of its fields,
+    /// before the template's defaults are applied and empty values dropped
+    /// ([`FieldValues::into_map`] does both): what a compiled template's
+    /// typed message is built from, without the dict.
+    pub fn finalize_fields(&mut self) -> Result<(FieldValues, Events<'_>), ParseError> {
+        let fields = self.end(true)?;
+        Ok((fields, self.events(self.text.hay())))
     }
 
     /// [`Parser::finalize`] for a caller that does not read the last events:
@@ -826,12 +838,12 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     /// (the message holds them), which halves the memory a long last region
     /// needs at the end.
     pub fn finalize_message(&mut self) -> Result<Map, ParseError> {
-        let message = self.end(false)?;
+        let message = self.end(false)?.into_map(self.t);
         self.raw.clear();
         Ok(message)
     }
 
-    fn end(&mut self, keep_events: bool) -> Result<Map, ParseError> {
+    fn end(&mut self, keep_events: bool) -> Result<FieldValues, ParseError> {
         self.quick = None;
         self.begin_call()?;
         if !self.pending_utf8.is_empty() {
@@ -856,10 +868,11 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             .t
             .fields
             .iter()
-            .filter(|f| {
-                !f.optional && !self.output.contains_key(&f.name) && !defaults.contains_key(&f.name)
+            .enumerate()
+            .filter(|&(i, f)| {
+                !f.optional && !self.output.contains(i) && !defaults.contains_key(&f.name)
             })
-            .map(|f| f.name.clone())
+            .map(|(_, f)| f.name.clone())
             .collect();
         if !missing.is_empty() {
             let message = format!(
@@ -894,23 +907,10 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             self.detach(|_| true);
         }
         // The reference starts from a copy of the defaults and drops empty
-        // values of other keys at the end. The defaults are applied here
-        // rather than copied into every parser at construction.
-        let mut output = std::mem::take(&mut self.output);
-        let mut message = crate::value::map_with_capacity(defaults.len() + output.len());
-        for (k, default) in defaults {
-            let v = match output.get_mut(k) {
-                Some(v) => std::mem::replace(v, Value::Null),
-                None => default.clone(),
-            };
-            message.insert(k.clone(), v);
-        }
-        for (k, v) in output {
-            if !defaults.contains_key(&k) && !v.is_empty_value() {
-                message.insert(k, v);
-            }
-        }
-        Ok(message)
+        // values of other keys at the end; that is applied when the message
+        // is made (`FieldValues::into_map`), or by a compiled template's
+        // typed message.
+        Ok(std::mem::take(&mut self.output))
     }
 
     /// Runs `f` over the buffered text (taken out of `self` meanwhile, so

@@ -52,7 +52,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     /// holds them before [`Parser::finalize`] applies the template's
     /// defaults and drops empty values. After an error (a required field
     /// missing at the end, say) this is what was parsed before it.
-    pub fn parsed_so_far(&self) -> &crate::Map {
-        &self.output
+    pub fn parsed_so_far(&self) -> crate::Map {
+        self.output.to_map(self.t)
     }
 }

@@ -1050,6 +1050,7 @@ impl StreamScan {
 
     /// Decides what to do with the text read so far. `eos` says whether the
     /// text is complete (then nothing is pending).
+    #[inline]
     pub fn decide(
         &mut self,
         ws: &WatchSet,
