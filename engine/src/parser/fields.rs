@@ -99,3 +99,38 @@ impl FieldValues {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::Template;
+
+    /// The dict's order is Python's: the defaults' keys first, then the
+    /// fields in the order the model first wrote them (not template order);
+    /// a field written twice keeps its first place. (The conformance
+    /// vectors compare messages as dicts, without order.) The reference,
+    /// transformers 5.23.0, returns `{'role': 'assistant', 'z': '', 'b':
+    /// '3', 'content': 'x', 'a': '2'}` for this template and text.
+    #[test]
+    fn the_message_keeps_pythons_dict_order() {
+        let t = Template::from_json(
+            r#"{"start_anchor": "<s>", "defaults": {"role": "assistant", "z": ""},
+                "fields": {
+                  "a": {"open": "<a>", "close": "</a>"},
+                  "b": {"open": "<b>", "close": "</b>"},
+                  "z": {"open": "<z>", "close": "</z>"},
+                  "e": {"open": "<e>", "close": "</e>", "optional": true},
+                  "content": {}
+                }}"#,
+        )
+        .unwrap();
+        let message = t
+            .parse("<b>1</b>x<a>2</a><e></e><z></z><b>3</b>", "<s>")
+            .unwrap();
+        let keys: Vec<&str> = message.keys().map(String::as_str).collect();
+        // `z` was written empty but has a default, so it stays; `e` was
+        // written empty and is dropped.
+        assert_eq!(keys, ["role", "z", "b", "content", "a"]);
+        assert_eq!(message["b"].as_str(), Some("3"));
+        assert_eq!(message["z"].as_str(), Some(""));
+    }
+}
