@@ -117,6 +117,22 @@ CASES += [
      "<ai>x <f66 >a</f66> <f03>b</f03> <f69  >c</f69> <f6>d <f64>e</f64> <f63\n>f</f63> tail"),
 ]
 
+# The typed message of a compiled template is read field by field, with
+# the defaults applied as the reference's dict has them: a `null` default
+# (an `Option` member), a default whose type is not the field's (an untyped
+# member), a default the model overwrites with an empty value (kept), an
+# empty value without a default (dropped), a list default under `repeats`.
+TYPED = t(
+    {"n": {"open": "<n>", "close": "</n>"}, "i": {"open": "<i>", "close": "</i>"},
+     "d": {"open": "<d>", "close": "</d>"}, "e": {"open": "<e>", "close": "</e>", "optional": True},
+     "calls": {"open": "<calls>", "close": "</calls>", "repeats": True, "content": "json"}, "c": {}},
+    defaults={"role": "assistant", "n": None, "i": 3, "d": "dflt", "calls": []},
+)
+CASES += [
+    ("typed-defaults-written", TYPED, "", '<ai>x<n>v</n><i>w</i><d></d><e></e><calls>[1]</calls><calls>{"a": 2}</calls>y'),
+    ("typed-defaults-unwritten", TYPED, "", "<ai>only text"),
+]
+
 TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"properties": {"a": {"type": "number"}, "s": {"type": "integer"}}}}}]
 
 
