@@ -267,7 +267,7 @@ class Bench(unittest.TestCase):
             raise AssertionError(f"setup.sh failed: {setup.stderr}")
         cls.python = setup.stdout.strip()
 
-    def run_bench(self, workloads):
+    def run_bench(self, workloads, min_seconds="0"):
         with tempfile.TemporaryDirectory() as templates, tempfile.TemporaryDirectory() as tmp:
             with open(os.path.join(templates, "numbers.json"), "w", encoding="utf-8") as fh:
                 json.dump(NUMBERS, fh)
@@ -275,7 +275,8 @@ class Bench(unittest.TestCase):
                 with open(os.path.join(tmp, name + ".json"), "w", encoding="utf-8") as fh:
                     json.dump(w, fh)
             return subprocess.run([self.python, BENCH, tmp, "--templates", templates, "--repeat", "2",
-                                   "--modes", "whole,stream3"], capture_output=True, text=True)
+                                   "--min-seconds", min_seconds, "--modes", "whole,stream3"],
+                                  capture_output=True, text=True)
 
     def test_one_row_per_workload(self):
         w = {"template": "numbers", "prefix": "<ai>", "text": "<n>12</n>some text<f>1.5</f>"}
@@ -285,6 +286,17 @@ class Bench(unittest.TestCase):
         self.assertEqual([r["workload"] for r in rows], ["a", "b"])
         self.assertEqual(rows[0]["bytes"], len(w["text"].encode()))
         self.assertTrue(all(r["whole_s"] > 0 and r["stream3_s"] > 0 for r in rows))
+        self.assertTrue(all(r["whole_runs"] == 2 and r["stream3_runs"] == 2 for r in rows))
+
+    def test_a_mode_runs_until_its_runs_add_up_to_min_seconds(self):
+        # A parse of this text takes well under a millisecond: a tenth of a
+        # second of them is many more than --repeat.
+        w = {"template": "numbers", "prefix": "<ai>", "text": "<n>12</n>some text<f>1.5</f>"}
+        out = self.run_bench({"a": w}, min_seconds="0.1")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        [row] = read_jsonl(out.stdout)
+        self.assertGreater(row["whole_runs"], 2)
+        self.assertLessEqual(row["whole_runs"], 1000)
 
     def test_a_workload_the_reference_rejects_is_an_error(self):
         w = {"template": "numbers", "prefix": "", "text": "<n>twelve</n>"}

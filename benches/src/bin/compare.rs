@@ -66,11 +66,13 @@ struct Args {
     /// Where the workloads are written.
     #[arg(long)]
     workloads: Option<PathBuf>,
-    /// Runs per measurement for the reference (best is kept); 1 for a
-    /// quick look.
+    /// Runs per measurement for the reference, at least (the best is
+    /// kept); each also runs until its runs add up to a second, except
+    /// with `--quick`.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
-    /// Shorter timing batches (noisier, for a quick look).
+    /// Shorter timing batches, and the reference timed `--repeat` times
+    /// only (noisier, for a quick look).
     #[arg(long)]
     quick: bool,
     /// Only the OpenAI layer: chunks against plain events on the tool
@@ -104,8 +106,9 @@ fn reference(args: &Args, dir: &Path) -> Result<RefTimes, String> {
         return Err(format!("{} failed ({})", setup.display(), out.status));
     }
     let python = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let min_seconds = if args.quick { "0" } else { "1" };
     eprintln!(
-        "timing the reference ({python}, best of {}) ...",
+        "timing the reference ({python}, best of at least {} runs and {min_seconds} s per measurement) ...",
         args.repeat
     );
     let out = std::process::Command::new(&python)
@@ -115,6 +118,8 @@ fn reference(args: &Args, dir: &Path) -> Result<RefTimes, String> {
         .arg(retort_benches::templates_dir())
         .arg("--repeat")
         .arg(args.repeat.to_string())
+        .arg("--min-seconds")
+        .arg(min_seconds)
         .stderr(std::process::Stdio::inherit())
         .output()
         .map_err(|e| format!("cannot run {python}: {e}"))?;
