@@ -210,25 +210,23 @@ fn fields_code(
             continue;
         };
         match m.presence {
-            Presence::Always => {
+            // A value the model wrote replaces the default (`null` fits a
+            // nullable member whatever its type).
+            Presence::Always | Presence::Nullable => {
+                let (null_fits, convert) = if m.presence == Presence::Always {
+                    (quote!(), quote!(convert_required))
+                } else {
+                    (
+                        quote!(::core::matches!(value, #kr::Value::Null) ||),
+                        quote!(convert_nullable),
+                    )
+                };
                 checks.push(quote! {
-                    fields.get(#i).is_none_or(|value| <#plain as #kr::Typed>::fits(value))
+                    fields.get(#i).is_none_or(|value| #null_fits <#plain as #kr::Typed>::fits(value))
                 });
                 reads.push(quote! {
                     #ident: match fields.take(#i) {
-                        ::core::option::Option::Some(value) => #kr::convert_required(::core::option::Option::Some(value), #key)?,
-                        ::core::option::Option::None => #default_expr,
-                    }
-                });
-            }
-            Presence::Nullable => {
-                checks.push(quote! {
-                    fields.get(#i).is_none_or(|value| ::core::matches!(value, #kr::Value::Null)
-                        || <#plain as #kr::Typed>::fits(value))
-                });
-                reads.push(quote! {
-                    #ident: match fields.take(#i) {
-                        ::core::option::Option::Some(value) => #kr::convert_nullable(::core::option::Option::Some(value), #key)?,
+                        ::core::option::Option::Some(value) => #kr::#convert(::core::option::Option::Some(value), #key)?,
                         ::core::option::Option::None => #default_expr,
                     }
                 });
@@ -244,7 +242,11 @@ fn fields_code(
             }
         }
     }
-    let fits = quote!(true #(&& #checks)*);
+    let fits = if checks.is_empty() {
+        quote!(true)
+    } else {
+        quote!(#(#checks)&&*)
+    };
     let read = quote!(::core::result::Result::Ok(Message { #(#reads,)* }));
     (fits, read)
 }
