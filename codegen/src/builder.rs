@@ -355,6 +355,16 @@ impl Builder {
                     match self { #(#model::#variants => #kr::Machine::find_literal(#mods::Machine, ws, bytes, eos),)* }
                 }
 
+                /// The search of starting literals the template's generated
+                /// machine runs in state `ws` (see `retort::machine`), the text
+                /// following byte `before`; `None` where it declines or the
+                /// state has none. For differential tests.
+                #[doc(hidden)]
+                pub fn machine_find_started(self, ws: usize, bytes: &[u8], before: ::core::option::Option<u8>, eos: bool) -> ::core::option::Option<#kr::LiteralHit> {
+                    let mut memo = #kr::StartMemo::default();
+                    match self { #(#model::#variants => #kr::Machine::find_started(#mods::Machine, ws, bytes, before, eos, &mut memo, 0),)* }
+                }
+
                 /// Whether the template's generated machine decides state `ws` as
                 /// a literal state although it has patterns (leading loops and
                 /// literals; see `retort::machine`). For differential tests.

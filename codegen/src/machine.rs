@@ -41,6 +41,18 @@
 //!   inside a piece, or in a trailing loop's run, holds from the match's
 //!   start. The machine answers for the state, as for leading loops.
 //!
+//! - **Starting literals.** A state whose delimiters' matches all begin
+//!   at known literals, or at the start of a run of one loop's characters
+//!   just before one (gpt-oss's tool-call header,
+//!   `<\|channel\|>commentary to=functions\.(?P<name>[\w.-]+)[^<]*...`
+//!   or `\s*to=functions\.…`), beside plain literals: the literals' first
+//!   bytes found with `memchr`, the literals compared inline, and at each
+//!   start they give, the automaton thread the scanner would have started
+//!   there run alone over the text, in start order
+//!   (`Machine::find_started`). Where the threads would overlap and read
+//!   the text many times, or a start stays pending far back, the search
+//!   declines and the scanner's threads take the state over.
+//!
 //! Other states with regex delimiters keep the engine's automaton threads
 //! for the search, but with the state's automata as constants (a type per
 //! state implementing `Automata`: the entry count, each entry's branches as
@@ -74,6 +86,10 @@ pub struct StatePlan {
     /// The state's one pattern, literals and loops in sequence, is
     /// searched by generated code (see the module documentation).
     pub sequence_search: bool,
+    /// The state's matches all begin at known literals: generated code
+    /// finds those and runs each one's automaton thread alone (see the
+    /// module documentation).
+    pub started_search: bool,
     /// The quick path's byte test is generated.
     pub quick_test: bool,
     /// Some delimiter of the state runs on the engine's backtracking path
@@ -90,6 +106,8 @@ impl StatePlan {
             "leading loops and literals compared by generated code"
         } else if self.sequence_search {
             "literals and loops in sequence compared by generated code"
+        } else if self.started_search {
+            "starting literals found by generated code, each start's automaton run alone"
         } else if self.backtracking {
             "the engine's backtracking matcher (falls back)"
         } else {
@@ -116,6 +134,7 @@ pub fn plan(t: &Template) -> Vec<StatePlan> {
             literal_search: ws.literals.is_some(),
             looped_search: Looped::of(t, ws).is_some(),
             sequence_search: sequence_of(t, ws).is_some(),
+            started_search: started_of(t, ws).is_some(),
             quick_test: quick_bytes(ws).is_some(),
             backtracking: ws
                 .entries
@@ -614,6 +633,282 @@ fn byte_test(set: &[bool; 256]) -> TokenStream {
     }
 }
 
+/// One literal at which a match of a starting-literal state's delimiter
+/// can begin (see [`started_of`]).
+#[derive(Clone, Debug)]
+struct StartLit {
+    /// The watch entry.
+    entry: usize,
+    /// The literal's bytes (never empty; the first one ASCII).
+    bytes: Vec<u8>,
+    /// The loop whose run may stand before it.
+    class: Option<Class>,
+}
+
+/// The starting literals of a state whose delimiters' matches all begin at
+/// one (see the module documentation), when no simpler search applies.
+/// Conservative: each delimiter an automaton of one branch with no
+/// lookbehind, no empty match and no history; named groups only where
+/// they can be read off the match (no lookaround, so the automaton's end
+/// is the match's); every literal's first byte ASCII and outside every
+/// loop's class, so that a run of loop characters never holds another
+/// literal's start, and starts come in the order their literals are
+/// found.
+fn started_of(t: &Template, ws: &WatchSet) -> Option<Vec<StartLit>> {
+    if ws.literals.is_some()
+        || ws.entries.is_empty()
+        || Looped::of(t, ws).is_some()
+        || sequence_of(t, ws).is_some()
+    {
+        return None;
+    }
+    let mut lits = Vec::new();
+    for (k, w) in ws.entries.iter().enumerate() {
+        let d = t.delimiter(w.delim as usize);
+        let Matcher::Dfa(branches) = &d.matcher else {
+            return None;
+        };
+        let [branch] = &branches[..] else {
+            return None;
+        };
+        if branch.guard.is_some() || d.may_match_empty || d.needs_history {
+            return None;
+        }
+        if d.needs_regex_at_commit && d.regex.capture_plan().is_none() {
+            return None;
+        }
+        match &d.source {
+            DelimiterSource::Literals(list) => {
+                for l in list {
+                    if l.is_empty() {
+                        return None;
+                    }
+                    lits.push(StartLit {
+                        entry: k,
+                        bytes: l.as_bytes().to_vec(),
+                        class: None,
+                    });
+                }
+            }
+            DelimiterSource::Pattern(_) => {
+                for sl in d.regex.start_literals()? {
+                    lits.push(StartLit {
+                        entry: k,
+                        bytes: sl.literal.into_bytes(),
+                        class: sl.class,
+                    });
+                }
+            }
+        }
+    }
+    let classes: Vec<&Class> = lits.iter().filter_map(|l| l.class.as_ref()).collect();
+    let clear = lits.iter().all(|l| {
+        let b = l.bytes[0];
+        b < 0x80 && !classes.iter().any(|c| c.contains(char::from(b)))
+    });
+    let small = classes.iter().all(|c| c.ranges().len() <= 64);
+    (clear && small).then_some(lits)
+}
+
+/// The search of a starting-literal state (see [`started_of`]).
+fn started_fn(
+    t: &Template,
+    wi: usize,
+    ws: &WatchSet,
+    rt: &TokenStream,
+    lowering: &mut Lowering,
+) -> Option<TokenStream> {
+    let lits = started_of(t, ws)?;
+    let name = quote::format_ident!("started_{}", wi);
+    // Each entry's automaton: the template's own static for its branch.
+    let mut run_arms = Vec::new();
+    let mut first_place: Option<TokenStream> = None;
+    for (k, w) in ws.entries.iter().enumerate() {
+        let d = t.delimiter(w.delim as usize);
+        let Matcher::Dfa(branches) = &d.matcher else {
+            return None;
+        };
+        let slice = Lit::static_slice(
+            Ty::Item("Branch"),
+            branches.iter().map(ToLit::to_lit).collect(),
+        );
+        let Lit::Borrowed(place) = slice else {
+            return None;
+        };
+        let place = lowering.expr(&place);
+        first_place.get_or_insert_with(|| place.clone());
+        run_arms.push(quote!(#k => &(#place)[0].table,));
+    }
+    let first_place = first_place?;
+    let keys = ws.entries.iter().map(|w| {
+        let kind = w.kind as u8;
+        let rank = w.name_rank;
+        quote!((#kind, #rank))
+    });
+    // The loop classes, each a static once.
+    let mut class_list: Vec<&Class> = Vec::new();
+    for l in &lits {
+        if let Some(c) = &l.class
+            && !class_list.contains(&c)
+        {
+            class_list.push(c);
+        }
+    }
+    let class_ident = |c: &Class| {
+        let i = class_list.iter().position(|x| *x == c).unwrap_or(0);
+        quote::format_ident!("START_LOOP_{}_{}", wi, i)
+    };
+    let statics: Vec<TokenStream> = class_list
+        .iter()
+        .map(|c| class_static(&class_ident(c), c, rt))
+        .collect();
+    let mut firsts = [false; 256];
+    for l in &lits {
+        firsts[l.bytes[0] as usize] = true;
+    }
+    let firsts: Vec<u8> = (0..=255u8).filter(|b| firsts[*b as usize]).collect();
+    let find = find_any(&firsts, quote!(&bytes[i..]), rt);
+    let n = lits.len();
+    let checks = lits.iter().map(|l| {
+        let lit = Literal::byte_string(&l.bytes);
+        let entry = l.entry;
+        let start = match &l.class {
+            Some(c) => {
+                let ident = class_ident(c);
+                quote!(#rt::loop_run_start(bytes, at, &#ident))
+            }
+            None => quote!(at),
+        };
+        quote! {
+            if tail.starts_with(#lit) || (!eos && #lit.starts_with(tail)) {
+                starts[n] = (#start, #entry);
+                n += 1;
+            }
+        }
+    });
+    // A text that ends in a loop's run may still begin a match there.
+    let trailing = class_list.iter().map(|c| {
+        let ident = class_ident(c);
+        let entries: Vec<usize> = {
+            let mut e: Vec<usize> = lits
+                .iter()
+                .filter(|l| l.class.as_ref() == Some(*c))
+                .map(|l| l.entry)
+                .collect();
+            e.dedup();
+            e
+        };
+        quote! {
+            let r = #rt::loop_run_start(bytes, bytes.len(), &#ident);
+            if r < bytes.len() {
+                #(
+                    starts[n] = (r, #entries);
+                    n += 1;
+                )*
+            }
+        }
+    });
+    let show = lits
+        .iter()
+        .map(|l| {
+            let lit = format!("`{}`", String::from_utf8_lossy(&l.bytes).escape_debug());
+            match &l.class {
+                Some(c) => format!("{lit} after a run of `{c:?}`"),
+                None => lit,
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let doc = format!(
+        " State {wi} ({}): matches begin at {show}; at each such start, in order, the automaton thread the scanner would start there, run alone.",
+        state_name(t, wi),
+    );
+    let count = ws.entries.len();
+    let looped = lits.iter().filter(|l| l.class.is_some()).count();
+    let trailing = (looped > 0).then(|| {
+        quote! {
+            if !eos {
+                let mut starts = [(0usize, 0usize); #looped];
+                let mut n = 0usize;
+                #(#trailing)*
+                if n > 0 {
+                    let hit = #rt::decide_starts(&mut starts[..n], &KEYS, &mut run);
+                    if steps.get() > budget {
+                        return ::core::option::Option::None;
+                    }
+                    if let ::core::option::Option::Some(hit) = hit {
+                        return decided(hit);
+                    }
+                }
+            }
+        }
+    });
+    Some(quote! {
+        #(#statics)*
+
+        #[doc = #doc]
+        #[inline]
+        fn #name(
+            bytes: &[u8],
+            before: ::core::option::Option<u8>,
+            eos: bool,
+            memo: &mut #rt::StartMemo,
+            origin: usize,
+        ) -> ::core::option::Option<#rt::LiteralHit> {
+            const KEYS: [(u8, u16); #count] = [#(#keys),*];
+            // Re-reading is bounded: past this many steps the threads
+            // take over, and so they do when a start stays pending far back
+            // (each later piece would read it again).
+            let budget = 4 * bytes.len() + 256;
+            // Each entry's automaton.
+            let table = |k: usize| -> &'static #rt::DfaTable {
+                match k {
+                    #(#run_arms)*
+                    _ => &(#first_place)[0].table,
+                }
+            };
+            let decided = |hit: #rt::LiteralHit| match hit {
+                #rt::LiteralHit::Partial(s) if bytes.len() - s > 4096 => ::core::option::Option::None,
+                hit => ::core::option::Option::Some(hit),
+            };
+            // A thread left pending at the hold, continued over the new
+            // text, that is pending still: the text stays held.
+            let mut read = 0usize;
+            if memo.still_pending(table, bytes, origin, before, eos, &mut read) {
+                return decided(#rt::LiteralHit::Partial(0));
+            }
+            let steps = ::core::cell::Cell::new(read);
+            let mut run = |k: usize, s: usize| {
+                let prev = if s == 0 { before } else { ::core::option::Option::Some(bytes[s - 1]) };
+                let mut read = steps.get();
+                let result = memo.run(table(k), k, bytes, origin, s, prev, eos, &mut read);
+                steps.set(read);
+                result
+            };
+            let mut i = 0usize;
+            while let ::core::option::Option::Some(p) = #find {
+                let at = i + p;
+                let tail = &bytes[at..];
+                let mut starts = [(0usize, 0usize); #n];
+                let mut n = 0usize;
+                #(#checks)*
+                if n > 0 {
+                    let hit = #rt::decide_starts(&mut starts[..n], &KEYS, &mut run);
+                    if steps.get() > budget {
+                        return ::core::option::Option::None;
+                    }
+                    if let ::core::option::Option::Some(hit) = hit {
+                        return decided(hit);
+                    }
+                }
+                i = at + 1;
+            }
+            #trailing
+            ::core::option::Option::Some(#rt::LiteralHit::Nothing)
+        }
+    })
+}
+
 /// The automata of a state that the engine's thread scanner searches, as
 /// constants (`retort_engine::scan::stream::Automata`): the entry count,
 /// each entry's branches (the template's own static), its first bytes as a
@@ -923,6 +1218,7 @@ pub fn generate(
     let mut literal_arms = Vec::new();
     let mut literal_states = Vec::new();
     let mut answered = Vec::new();
+    let mut started_arms = Vec::new();
     let mut quick_arms = Vec::new();
     let mut quick_states = Vec::new();
     let implicit = t.implicit_field().map(|f| f.name.as_str());
@@ -946,15 +1242,25 @@ pub fn generate(
             literal_arms.push(quote!(#wi => ::core::option::Option::Some(#name(bytes, eos)),));
             literal_states.push(wi);
             answered.push(wi);
-        } else if let Some(f) = automata_impl(t, wi, ws, rt, lowering) {
-            fns.push(f);
-            let name = quote::format_ident!("Automata{}", wi);
-            advance_arms.push(quote! {
-                #wi => {
-                    scan.advance_automata(args, #name);
-                    true
-                }
-            });
+        } else {
+            if let Some(f) = started_fn(t, wi, ws, rt, lowering) {
+                fns.push(f);
+                let name = quote::format_ident!("started_{}", wi);
+                started_arms.push(quote!(#wi => #name(bytes, before, eos, memo, origin),));
+                answered.push(wi);
+            }
+            // (A started state's threads take over where its search
+            // declines.)
+            if let Some(f) = automata_impl(t, wi, ws, rt, lowering) {
+                fns.push(f);
+                let name = quote::format_ident!("Automata{}", wi);
+                advance_arms.push(quote! {
+                    #wi => {
+                        scan.advance_automata(args, #name);
+                        true
+                    }
+                });
+            }
         }
         if let Some((stops, loops)) = quick_bytes(ws) {
             let find = find_any(&stops.members, quote!(text), rt);
@@ -1007,6 +1313,23 @@ pub fn generate(
                 let _ = (bytes, eos);
                 match ws {
                     #(#literal_arms)*
+                    _ => ::core::option::Option::None,
+                }
+            }
+
+            #[inline(always)]
+            fn find_started(
+                self,
+                ws: usize,
+                bytes: &[u8],
+                before: ::core::option::Option<u8>,
+                eos: bool,
+                memo: &mut #rt::StartMemo,
+                origin: usize,
+            ) -> ::core::option::Option<#rt::LiteralHit> {
+                let _ = (bytes, before, eos, &memo, origin);
+                match ws {
+                    #(#started_arms)*
                     _ => ::core::option::Option::None,
                 }
             }

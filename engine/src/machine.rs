@@ -30,7 +30,7 @@
 //! differential tests (`tests/compiled.rs`, the compiled fuzz target, and
 //! the machine property test) hold generated machines to that.
 
-use crate::scan::stream::{Advance, StreamScan};
+use crate::scan::stream::{Advance, StartMemo, StreamScan};
 use crate::template::Template;
 use std::fmt::Debug;
 
@@ -75,18 +75,49 @@ pub trait Machine<'t>: Copy + Debug {
         None
     }
 
-    /// Whether [`Machine::find_literal`] answers for watch set `ws` although
-    /// its delimiters are not all literals: a state whose patterns are a
-    /// leading loop and literals (`\s*<tool_call>`,
-    /// `\s*(?:<|im_end|>|<|endoftext|>)`) beside plain literals, decided as
-    /// a literal state is, with a match's start moved back over the run of
-    /// loop characters before its literal. The scanner then runs no
-    /// automaton threads in that state, and `find_literal` must answer
-    /// `Some` with exactly the decision the threads would reach.
+    /// Whether [`Machine::find_literal`] (or [`Machine::find_started`])
+    /// answers for watch set `ws` although its delimiters are not all
+    /// literals: a state whose patterns are a leading loop and literals
+    /// (`\s*<tool_call>`, `\s*(?:<|im_end|>|<|endoftext|>)`) beside plain
+    /// literals, decided as a literal state is, with a match's start moved
+    /// back over the run of loop characters before its literal; or a state
+    /// whose matches all begin at known literals. The scanner then runs no
+    /// automaton threads in that state (until `find_started` declines), and
+    /// the search must answer with exactly the decision the threads would
+    /// reach.
     #[inline(always)]
     fn answers(self, ws: usize) -> bool {
         let _ = ws;
         false
+    }
+
+    /// Searches watch set `ws`, a state [`Machine::answers`] for whose
+    /// delimiters' matches all begin at known literals, or at the start of
+    /// a run of one loop's characters just before one (a tool call's
+    /// header `<|channel|>commentary to=functions.NAME ...<|message|>`
+    /// with a named group and loops after its literal): at each position
+    /// where a match can begin, in order, the thread the scanner would
+    /// start there is run alone (`retort_engine::scan::stream::run_anchored`),
+    /// and the first position where one settles on a match, or one is
+    /// still pending, decides as the threads would. `before` is the byte
+    /// before `bytes[0]` (automata start after it). `None`: the search
+    /// declines, because it would read too much text again (a match still
+    /// pending far back, or starts whose runs overlap); the scanner's
+    /// automaton threads then decide the state from where it stands.
+    /// `memo` keeps the threads pending at a hold from one piece to the
+    /// next; `origin` is the absolute offset of `bytes[0]`.
+    #[inline(always)]
+    fn find_started(
+        self,
+        ws: usize,
+        bytes: &[u8],
+        before: Option<u8>,
+        eos: bool,
+        memo: &mut StartMemo,
+        origin: usize,
+    ) -> Option<LiteralHit> {
+        let _ = (ws, bytes, before, eos, memo, origin);
+        None
     }
 
     /// Whether [`Machine::find_literal`] answers for watch set `ws` (a

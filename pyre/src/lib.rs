@@ -232,6 +232,18 @@ pub enum CapturePiece {
     Close(usize),
 }
 
+/// Where matches of a pattern can begin (see [`Regex::start_literals`]):
+/// at a non-empty literal, or at the start of a run of `class` characters
+/// just before it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StartLiteral {
+    /// The loop that may stand before the literal, if any.
+    pub class: Option<Class>,
+    /// The literal every match of this alternative reads first, after the
+    /// loop (never empty).
+    pub literal: String,
+}
+
 /// A pattern that is a leading loop and literals (see
 /// [`Regex::looped_literals`]), such as `\s*<tool_call>` or
 /// `\s*(?:<|im_end|>|<|endoftext|>)`: it matches at the start of the run of
@@ -790,6 +802,50 @@ impl Regex {
             return None;
         }
         Some(LiteralSequence { pieces })
+    }
+
+    /// Where the pattern's matches can begin, when every top-level
+    /// alternative is an optional greedy loop of one class (`C*`), then at
+    /// least one plain literal character, then anything: each alternative
+    /// gives its loop and that leading literal. A match then begins at
+    /// an occurrence of one of the literals, or at the start of the run of
+    /// its loop's characters just before it; nowhere else. `None` for any
+    /// other shape (an alternative that begins with a class, a group, an
+    /// assertion, a flag-folded character, ...), and for a regex built by
+    /// [`Regex::from_static`].
+    pub fn start_literals(&self) -> Option<Vec<StartLiteral>> {
+        let top = self.inner.node.as_ref()?;
+        let alternatives: &[ast::Node] = match top {
+            ast::Node::Alt(branches) => branches,
+            other => std::slice::from_ref(other),
+        };
+        let mut out = Vec::new();
+        for alt in alternatives {
+            let items: &[ast::Node] = match alt {
+                ast::Node::Concat(items) => items,
+                other => std::slice::from_ref(other),
+            };
+            let (class, rest) = match items.split_first() {
+                Some((first, rest)) => match star_class(first) {
+                    Some(c) => (Some(c), rest),
+                    None => (None, items),
+                },
+                None => return None,
+            };
+            let literal: String = rest
+                .iter()
+                .map_while(|n| match n {
+                    ast::Node::Literal(c) => Some(*c),
+                    _ => None,
+                })
+                .collect();
+            let first = literal.chars().next()?;
+            if class.as_ref().is_some_and(|c| c.contains(first)) {
+                return None;
+            }
+            out.push(StartLiteral { class, literal });
+        }
+        Some(out)
     }
 
     /// The capture plan (see [`CapturePlan`]), if the pattern has its

@@ -1104,7 +1104,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             let ws = &self.t.watch_sets[wi];
             let delims: &[Delimiter] = &self.t.delimiters;
             let m = self.m;
-            let answered = m.answers(wi);
+            let answered = m.answers(wi) && !self.scan.declined();
             let specialised = ws.literals.is_none()
                 && !answered
                 && m.advance(
@@ -1127,7 +1127,10 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                     &self.guards,
                     eos,
                     answered,
-                    |bytes, eos| m.find_literal(wi, bytes, eos),
+                    |bytes, before, eos, memo, origin| {
+                        m.find_literal(wi, bytes, eos)
+                            .or_else(|| m.find_started(wi, bytes, before, eos, memo, origin))
+                    },
                 );
             }
             let decision =

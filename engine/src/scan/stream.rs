@@ -596,7 +596,7 @@ impl StreamScan {
             a.guards,
             a.eos,
             false,
-            |_, _| None,
+            |_, _, _, _, _| None,
         );
     }
 }
@@ -663,6 +663,12 @@ pub struct StreamScan {
     bt_steps: u64,
     /// The limit on `bt_steps`.
     budget: WorkBudget,
+    /// A machine's search of this state declined (see
+    /// [`crate::machine::Machine::find_started`]): the automaton threads
+    /// decide it until the next [`StreamScan::reset`].
+    declined: bool,
+    /// What that search keeps between pieces.
+    memo: StartMemo,
 }
 
 impl StreamScan {
@@ -672,6 +678,16 @@ impl StreamScan {
         self.stale = true;
         self.frontier = origin;
         self.ended = false;
+        self.declined = false;
+        self.memo.clear();
+    }
+
+    /// Whether a machine's search of the current state declined, so that
+    /// the automaton threads decide it (see
+    /// [`crate::machine::Machine::find_started`]).
+    #[inline]
+    pub fn declined(&self) -> bool {
+        self.declined
     }
 
     /// Clears the entries after a [`StreamScan::reset`].
@@ -783,13 +799,18 @@ impl StreamScan {
         guards: &dyn Guards,
         eos: bool,
         answered: bool,
-        literal: impl FnOnce(&[u8], bool) -> Option<LiteralHit>,
+        literal: impl FnOnce(&[u8], Option<u8>, bool, &mut StartMemo, usize) -> Option<LiteralHit>,
     ) {
         self.refresh();
         let len = hay.end();
-        if ws.literals.is_some() || answered {
-            self.advance_literals(ws, ws.literals.as_ref(), hay, eos, literal);
-            return;
+        if ws.literals.is_some() || (answered && !self.declined) {
+            if self.advance_literals(ws, ws.literals.as_ref(), hay, eos, literal) {
+                return;
+            }
+            // The machine declined: from the frontier, where everything
+            // before is decided, the threads take the state over.
+            self.declined = true;
+            self.lit_hold = None;
         }
         let bytes = hay.text.as_bytes();
         let first = self.frontier;
@@ -999,24 +1020,27 @@ impl StreamScan {
         set: Option<&LiteralSet>,
         hay: &Hay<'_>,
         eos: bool,
-        specialised: impl FnOnce(&[u8], bool) -> Option<LiteralHit>,
-    ) {
+        specialised: impl FnOnce(&[u8], Option<u8>, bool, &mut StartMemo, usize) -> Option<LiteralHit>,
+    ) -> bool {
         if self.lit_found.is_some() {
-            return;
+            return true;
         }
         let len = hay.end();
         let from = self.frontier.max(hay.base);
         let bytes = &hay.text.as_bytes()[from - hay.base..];
+        // A state the machine answers for has no literal set: its search is
+        // the machine's alone, which may decline (nothing is recorded then).
+        let hit = match specialised(bytes, hay.prev(from), eos, &mut self.memo, from) {
+            Some(hit) => hit,
+            None => match set {
+                Some(set) => set.search(ws, bytes, eos),
+                None => return false,
+            },
+        };
         self.lit_hold = None;
         if eos {
             self.ended = true;
         }
-        // A state the machine answers for has no literal set: its search is
-        // the machine's alone (and always answers).
-        let hit = specialised(bytes, eos).unwrap_or_else(|| match set {
-            Some(set) => set.search(ws, bytes, eos),
-            None => LiteralHit::Nothing,
-        });
         // What the search read: up to the end of a match, else all of it
         // (a held partial literal is read again when the rest arrives).
         self.bytes_read += match hit {
@@ -1041,6 +1065,7 @@ impl StreamScan {
             }
             LiteralHit::Nothing => self.frontier = len,
         }
+        true
     }
 
     /// Bytes read so far, counting re-reads: the measure of scanning work.
@@ -1062,14 +1087,28 @@ impl StreamScan {
     ) -> Result<Decision, ScanError> {
         self.refresh();
         let len = hay.end();
-        if ws.literals.is_some() || answered {
+        if ws.literals.is_some() || (answered && !self.declined) {
             return Ok(match &self.lit_found {
-                Some((entry, f)) => Decision::Commit {
-                    entry: *entry,
-                    start: f.start,
-                    end: f.end,
-                    captures: Vec::new(),
-                },
+                Some((entry, f)) => {
+                    // A machine's search may settle a pattern with named
+                    // groups: they are read as for a thread's match.
+                    let d = &delims[ws.entries[*entry].delim as usize];
+                    let (end, captures) = if d.needs_regex_at_commit {
+                        let (a, z) = (f.start - hay.base, f.end - hay.base);
+                        match captures(ws.entries[*entry].delim as usize, hay.text, a, z) {
+                            Some(groups) => (f.end, groups),
+                            None => regex_at(d, hay, f.start, eos)?,
+                        }
+                    } else {
+                        (f.end, Vec::new())
+                    };
+                    Decision::Commit {
+                        entry: *entry,
+                        start: f.start,
+                        end,
+                        captures,
+                    }
+                }
                 None if eos => Decision::Hold(len),
                 None => Decision::Hold(self.lit_hold.unwrap_or(len)),
             });
@@ -1304,6 +1343,247 @@ fn spawn(p: &mut PatScan, branches: &[Branch], at: usize, prev: Option<u8>, guar
     }
 }
 
+/// What the thread the scanner would start at one position comes to (see
+/// [`run_anchored`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Run {
+    /// It settles on a match ending at this offset.
+    Match(usize),
+    /// It settles without a match, or is never started.
+    NoMatch,
+    /// The text ends before it settles.
+    Pending,
+}
+
+/// The automaton thread that the scanner starts at `s` of `bytes` (after
+/// the byte `prev`), run alone until it settles: the steps of [`spawn`],
+/// the per-byte step and [`settle`], and with `eos` the end of input, so
+/// that its result is the one the scanner's thread reaches. A machine's
+/// search runs it only at the positions where its delimiter can begin (see
+/// [`crate::machine::Machine::find_started`]). Adds the bytes it read to
+/// `steps`.
+#[inline]
+pub fn run_anchored(
+    table: &DfaTable,
+    bytes: &[u8],
+    s: usize,
+    prev: Option<u8>,
+    eos: bool,
+    steps: &mut usize,
+) -> Run {
+    run_from(table, bytes, s, prev, eos, steps, None).0
+}
+
+/// Where a pending thread stands: its state, its last match end and the
+/// offset of the next byte it reads.
+type Stand = (u32, Option<usize>, usize);
+
+/// [`run_anchored`], going on from where an earlier call left the thread
+/// pending (`from`) instead of from its start; also returns where a
+/// pending thread stands.
+#[inline]
+fn run_from(
+    table: &DfaTable,
+    bytes: &[u8],
+    s: usize,
+    prev: Option<u8>,
+    eos: bool,
+    steps: &mut usize,
+    from: Option<Stand>,
+) -> (Run, Stand) {
+    let (mut q, mut rec, next) = match from {
+        Some(stand) => stand,
+        None => {
+            let q = table.start(prev);
+            let f = table.flags(q);
+            if f & FUT == 0 {
+                return (Run::NoMatch, (q, None, s));
+            }
+            if f & CERTAIN != 0 && f & LATER == 0 {
+                return (Run::Match(s), (q, None, s));
+            }
+            (q, None, s)
+        }
+    };
+    for (i, &b) in bytes.iter().enumerate().skip(next) {
+        q = table.next(q, b);
+        let f = table.flags(q);
+        // Matches are reported one byte late: this one ended before `b`.
+        if f & MATCH != 0 {
+            rec = Some(i);
+        }
+        if f & FUT == 0 {
+            *steps += i + 1 - next;
+            return (rec.map_or(Run::NoMatch, Run::Match), (q, rec, i + 1));
+        }
+        if f & CERTAIN != 0 && f & LATER == 0 {
+            *steps += i + 1 - next;
+            return (Run::Match(i + 1), (q, rec, i + 1));
+        }
+    }
+    *steps += bytes.len().saturating_sub(next);
+    if !eos {
+        return (Run::Pending, (q, rec, bytes.len()));
+    }
+    if table.flags(table.next_eoi(q)) & MATCH != 0 {
+        rec = Some(bytes.len());
+    }
+    (rec.map_or(Run::NoMatch, Run::Match), (q, rec, bytes.len()))
+}
+
+/// What a machine's search of starting literals keeps from one piece to
+/// the next (see [`crate::machine::Machine::find_started`]): the threads
+/// still pending at the start where it held the text, each where it
+/// stands, so that the next piece continues them instead of reading the
+/// held text again (streamed a byte at a time, a tool call's header would
+/// be read once per byte). Offsets are absolute; at most four threads are
+/// kept (a fifth is run again from its start).
+#[derive(Clone, Copy, Debug)]
+pub struct StartMemo {
+    /// The start the threads began at (`usize::MAX`: none).
+    start: usize,
+    /// (entry, state, last match end, next byte) of each, the first `len`.
+    runs: [(usize, u32, Option<usize>, usize); 4],
+    len: usize,
+}
+
+impl Default for StartMemo {
+    fn default() -> StartMemo {
+        StartMemo {
+            start: usize::MAX,
+            runs: [(0, 0, None, 0); 4],
+            len: 0,
+        }
+    }
+}
+
+impl StartMemo {
+    /// Forgets every thread (the state changed).
+    pub fn clear(&mut self) {
+        self.start = usize::MAX;
+        self.len = 0;
+    }
+
+    /// Whether a thread kept at a hold at `origin`, where `bytes` begin
+    /// (after the byte `before`), is still pending once continued over the
+    /// new text (`table` gives each entry's automaton). The search then
+    /// holds there again without looking further: a thread pending at the
+    /// leftmost start decides, whatever the others come to.
+    pub fn still_pending<'t>(
+        &mut self,
+        table: impl Fn(usize) -> &'t DfaTable,
+        bytes: &[u8],
+        origin: usize,
+        before: Option<u8>,
+        eos: bool,
+        steps: &mut usize,
+    ) -> bool {
+        if self.start != origin {
+            return false;
+        }
+        for j in 0..self.len {
+            let k = self.runs[j].0;
+            if self.run(table(k), k, bytes, origin, 0, before, eos, steps) == Run::Pending {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// [`run_anchored`] for entry `entry` at `s` of `bytes`, which begin at
+    /// absolute offset `origin`: going on from where an earlier piece left
+    /// the same thread pending, and keeping it if it is pending still.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn run(
+        &mut self,
+        table: &DfaTable,
+        entry: usize,
+        bytes: &[u8],
+        origin: usize,
+        s: usize,
+        prev: Option<u8>,
+        eos: bool,
+        steps: &mut usize,
+    ) -> Run {
+        let at = origin + s;
+        let from = (self.start == at)
+            .then(|| self.runs[..self.len].iter().find(|r| r.0 == entry))
+            .flatten()
+            .map(|&(_, q, rec, next)| (q, rec.map(|e| e - origin), next - origin));
+        let (run, (q, rec, next)) = run_from(table, bytes, s, prev, eos, steps, from);
+        if run == Run::Pending {
+            if self.start != at {
+                self.start = at;
+                self.len = 0;
+            }
+            let stand = (entry, q, rec.map(|e| e + origin), next + origin);
+            match self.runs[..self.len].iter().position(|r| r.0 == entry) {
+                Some(i) => self.runs[i] = stand,
+                None if self.len < self.runs.len() => {
+                    self.runs[self.len] = stand;
+                    self.len += 1;
+                }
+                None => {}
+            }
+        }
+        run
+    }
+}
+
+/// A machine's search at one position of the text (see
+/// [`crate::machine::Machine::find_started`]): `starts` holds (start,
+/// entry) pairs, the positions where a match of the entry may begin, none
+/// before a start already searched. `keys[entry]` is the entry's (kind,
+/// name rank), and `run(entry, start)` the entry's thread from there (see
+/// [`run_anchored`]). In start order, as the scanner decides: the first
+/// start at which some thread is pending holds the text from there; the
+/// first at which some thread matches commits the best of its matches
+/// (the longest, then opens before closes, field name, entry). `None`:
+/// nothing begins at these starts.
+pub fn decide_starts(
+    starts: &mut [(usize, usize)],
+    keys: &[(u8, u16)],
+    mut run: impl FnMut(usize, usize) -> Run,
+) -> Option<LiteralHit> {
+    starts.sort_unstable();
+    let mut g = 0;
+    while g < starts.len() {
+        let s = starts[g].0;
+        // (length inverted, kind, name rank, entry) of the best match at s.
+        let mut best: Option<(usize, u8, u16, usize)> = None;
+        let mut last = usize::MAX;
+        while g < starts.len() && starts[g].0 == s {
+            let k = starts[g].1;
+            g += 1;
+            // Two literals of one entry can give the same start.
+            if k == last {
+                continue;
+            }
+            last = k;
+            match run(k, s) {
+                // A match here cannot be chosen before this thread settles.
+                Run::Pending => return Some(LiteralHit::Partial(s)),
+                Run::Match(end) => {
+                    let key = (usize::MAX - (end - s), keys[k].0, keys[k].1, k);
+                    if best.is_none_or(|b| (key.0, key.1, key.2) < (b.0, b.1, b.2)) {
+                        best = Some(key);
+                    }
+                }
+                Run::NoMatch => {}
+            }
+        }
+        if let Some((inv, _, _, k)) = best {
+            return Some(LiteralHit::Found {
+                at: s,
+                len: usize::MAX - inv,
+                entry: k,
+            });
+        }
+    }
+    None
+}
+
 /// How many live threads of one delimiter are stepped before those that
 /// share a branch and state are dropped (see [`dedup`]).
 const DEDUP_ABOVE: usize = 4;
@@ -1413,7 +1693,7 @@ mod tests {
             &NoGuards,
             eos,
             false,
-            |_, _| None,
+            |_, _, _, _, _| None,
         );
         scan.decide(&ws, delims, &hay, eos, false, |_, _, _, _| None)
             .expect("no budget trouble")
