@@ -15,7 +15,10 @@
 //! delimiter, the piece after such a hold: [`Machine::searches`]); for each
 //! state, the byte test of the quick path as a constant; for each state whose patterns
 //! are a leading loop and literals, a search that decides it as a literal
-//! state (see [`Machine::answers`]); for each other state, its automata as
+//! state (see [`Machine::answers`]); for each state whose delimiters'
+//! matches all begin at known literals, a search that runs one automaton
+//! thread per start those literals allow ([`Machine::find_started`]); for
+//! each other state (and one whose search declines), its automata as
 //! constants, with which the scanner's thread loop is compiled for the
 //! state ([`Machine::advance`]); for each delimiter with named groups whose
 //! pattern allows it, a reader of a settled match's groups that runs
