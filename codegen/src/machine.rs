@@ -825,21 +825,26 @@ fn started_fn(
     );
     let count = ws.entries.len();
     let looped = lits.iter().filter(|l| l.class.is_some()).count();
+    // The starts found so far, in start order: a decision ends the search,
+    // and so does running past the work bound.
+    let settle = quote! {
+        if n > 0 {
+            let hit = #rt::decide_starts(&mut starts[..n], &KEYS, &mut run);
+            if steps.get() > budget {
+                return ::core::option::Option::None;
+            }
+            if let ::core::option::Option::Some(hit) = hit {
+                return decided(hit);
+            }
+        }
+    };
     let trailing = (looped > 0).then(|| {
         quote! {
             if !eos {
                 let mut starts = [(0usize, 0usize); #looped];
                 let mut n = 0usize;
                 #(#trailing)*
-                if n > 0 {
-                    let hit = #rt::decide_starts(&mut starts[..n], &KEYS, &mut run);
-                    if steps.get() > budget {
-                        return ::core::option::Option::None;
-                    }
-                    if let ::core::option::Option::Some(hit) = hit {
-                        return decided(hit);
-                    }
-                }
+                #settle
             }
         }
     });
@@ -892,15 +897,7 @@ fn started_fn(
                 let mut starts = [(0usize, 0usize); #n];
                 let mut n = 0usize;
                 #(#checks)*
-                if n > 0 {
-                    let hit = #rt::decide_starts(&mut starts[..n], &KEYS, &mut run);
-                    if steps.get() > budget {
-                        return ::core::option::Option::None;
-                    }
-                    if let ::core::option::Option::Some(hit) = hit {
-                        return decided(hit);
-                    }
-                }
+                #settle
                 i = at + 1;
             }
             #trailing

@@ -100,7 +100,7 @@ pub trait Machine<'t>: Copy + Debug {
     /// header `<|channel|>commentary to=functions.NAME ...<|message|>`
     /// with a named group and loops after its literal): at each position
     /// where a match can begin, in order, the thread the scanner would
-    /// start there is run alone (`retort_engine::scan::stream::run_anchored`),
+    /// start there is run alone (`retort_engine::scan::stream::StartMemo::run`),
     /// and the first position where one settles on a match, or one is
     /// still pending, decides as the threads would. `before` is the byte
     /// before `bytes[0]` (automata start after it). `None`: the search

@@ -679,7 +679,7 @@ impl StreamScan {
         self.frontier = origin;
         self.ended = false;
         self.declined = false;
-        self.memo.clear();
+        self.memo.reset(origin);
     }
 
     /// Whether a machine's search of the current state declined, so that
@@ -1029,7 +1029,12 @@ impl StreamScan {
         let from = self.frontier.max(hay.base);
         let bytes = &hay.text.as_bytes()[from - hay.base..];
         // A state the machine answers for has no literal set: its search is
-        // the machine's alone, which may decline (nothing is recorded then).
+        // the machine's alone, which may decline (nothing is recorded then);
+        // so does the scanner, once that search has read the state's text
+        // too many times over.
+        if set.is_none() && self.memo.exhausted(len) {
+            return false;
+        }
         let hit = match specialised(bytes, hay.prev(from), eos, &mut self.memo, from) {
             Some(hit) => hit,
             None => match set {
@@ -1344,7 +1349,7 @@ fn spawn(p: &mut PatScan, branches: &[Branch], at: usize, prev: Option<u8>, guar
 }
 
 /// What the thread the scanner would start at one position comes to (see
-/// [`run_anchored`]).
+/// [`StartMemo::run`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Run {
     /// It settles on a match ending at this offset.
@@ -1355,32 +1360,18 @@ pub enum Run {
     Pending,
 }
 
-/// The automaton thread that the scanner starts at `s` of `bytes` (after
-/// the byte `prev`), run alone until it settles: the steps of [`spawn`],
-/// the per-byte step and [`settle`], and with `eos` the end of input, so
-/// that its result is the one the scanner's thread reaches. A machine's
-/// search runs it only at the positions where its delimiter can begin (see
-/// [`crate::machine::Machine::find_started`]). Adds the bytes it read to
-/// `steps`.
-#[inline]
-pub fn run_anchored(
-    table: &DfaTable,
-    bytes: &[u8],
-    s: usize,
-    prev: Option<u8>,
-    eos: bool,
-    steps: &mut usize,
-) -> Run {
-    run_from(table, bytes, s, prev, eos, steps, None).0
-}
-
 /// Where a pending thread stands: its state, its last match end and the
 /// offset of the next byte it reads.
 type Stand = (u32, Option<usize>, usize);
 
-/// [`run_anchored`], going on from where an earlier call left the thread
-/// pending (`from`) instead of from its start; also returns where a
-/// pending thread stands.
+/// The automaton thread that the scanner starts at `s` of `bytes` (after
+/// the byte `prev`), run alone until it settles: the steps of [`spawn`],
+/// the per-byte step and [`settle`], and with `eos` the end of input, so
+/// that its result is the one the scanner's thread reaches; or, with
+/// `from`, going on from where an earlier piece left it pending. A
+/// machine's search runs it only at the positions where its delimiter can
+/// begin (see [`StartMemo::run`]). Adds the bytes it read to `steps`, and
+/// returns where a pending thread stands.
 #[inline]
 fn run_from(
     table: &DfaTable,
@@ -1437,7 +1428,10 @@ fn run_from(
 /// stands, so that the next piece continues them instead of reading the
 /// held text again (streamed a byte at a time, a tool call's header would
 /// be read once per byte). Offsets are absolute; at most four threads are
-/// kept (a fifth is run again from its start).
+/// kept (a fifth is run again from its start). It also counts the bytes
+/// the threads read in the state, so that the scanner can hand the state
+/// to its own threads when the search has read more than a few times the
+/// text (see [`StartMemo::exhausted`]).
 #[derive(Clone, Copy, Debug)]
 pub struct StartMemo {
     /// The start the threads began at (`usize::MAX`: none).
@@ -1445,6 +1439,10 @@ pub struct StartMemo {
     /// (entry, state, last match end, next byte) of each, the first `len`.
     runs: [(usize, u32, Option<usize>, usize); 4],
     len: usize,
+    /// Where the state began.
+    origin: usize,
+    /// Bytes read by threads since then.
+    spent: usize,
 }
 
 impl Default for StartMemo {
@@ -1453,15 +1451,29 @@ impl Default for StartMemo {
             start: usize::MAX,
             runs: [(0, 0, None, 0); 4],
             len: 0,
+            origin: 0,
+            spent: 0,
         }
     }
 }
 
 impl StartMemo {
-    /// Forgets every thread (the state changed).
-    pub fn clear(&mut self) {
+    /// Forgets every thread and the work counted: a state begins at
+    /// `origin`.
+    pub fn reset(&mut self, origin: usize) {
         self.start = usize::MAX;
         self.len = 0;
+        self.origin = origin;
+        self.spent = 0;
+    }
+
+    /// Whether the threads have read more than four times the state's text
+    /// up to `end`, and a few kilobytes: each search stays within its own
+    /// bound, but starts that settle one after another, each far from the
+    /// last, could add up over many pieces. The scanner's threads then
+    /// decide the state, in linear time.
+    pub fn exhausted(&self, end: usize) -> bool {
+        self.spent > 4 * end.saturating_sub(self.origin) + 4096
     }
 
     /// Whether a thread kept at a hold at `origin`, where `bytes` begin
@@ -1490,9 +1502,11 @@ impl StartMemo {
         false
     }
 
-    /// [`run_anchored`] for entry `entry` at `s` of `bytes`, which begin at
-    /// absolute offset `origin`: going on from where an earlier piece left
-    /// the same thread pending, and keeping it if it is pending still.
+    /// Entry `entry`'s automaton thread from `s` of `bytes`, which begin at
+    /// absolute offset `origin`, run alone until it settles (as the
+    /// scanner's thread would: see `run_from`): going on from where an
+    /// earlier piece left the same thread pending, and keeping it if it is
+    /// pending still.
     #[allow(clippy::too_many_arguments)]
     #[inline]
     pub fn run(
@@ -1511,7 +1525,9 @@ impl StartMemo {
             .then(|| self.runs[..self.len].iter().find(|r| r.0 == entry))
             .flatten()
             .map(|&(_, q, rec, next)| (q, rec.map(|e| e - origin), next - origin));
+        let read = *steps;
         let (run, (q, rec, next)) = run_from(table, bytes, s, prev, eos, steps, from);
+        self.spent += *steps - read;
         if run == Run::Pending {
             if self.start != at {
                 self.start = at;
@@ -1536,7 +1552,7 @@ impl StartMemo {
 /// entry) pairs, the positions where a match of the entry may begin, none
 /// before a start already searched. `keys[entry]` is the entry's (kind,
 /// name rank), and `run(entry, start)` the entry's thread from there (see
-/// [`run_anchored`]). In start order, as the scanner decides: the first
+/// [`StartMemo::run`]). In start order, as the scanner decides: the first
 /// start at which some thread is pending holds the text from there; the
 /// first at which some thread matches commits the best of its matches
 /// (the longest, then opens before closes, field name, entry). `None`:
