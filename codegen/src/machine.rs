@@ -633,6 +633,22 @@ fn byte_test(set: &[bool; 256]) -> TokenStream {
     }
 }
 
+/// An expression for a delimiter's automaton branches: the template's own
+/// static for them (the lowering shares statics with equal contents).
+fn branches_place(
+    branches: &[retort::scan::delimiter::Branch],
+    lowering: &mut Lowering,
+) -> Option<TokenStream> {
+    let slice = Lit::static_slice(
+        Ty::Item("Branch"),
+        branches.iter().map(ToLit::to_lit).collect(),
+    );
+    let Lit::Borrowed(place) = slice else {
+        return None;
+    };
+    Some(lowering.expr(&place))
+}
+
 /// One literal at which a match of a starting-literal state's delimiter
 /// can begin (see [`started_of`]).
 #[derive(Clone, Debug)]
@@ -728,14 +744,7 @@ fn started_fn(
         let Matcher::Dfa(branches) = &d.matcher else {
             return None;
         };
-        let slice = Lit::static_slice(
-            Ty::Item("Branch"),
-            branches.iter().map(ToLit::to_lit).collect(),
-        );
-        let Lit::Borrowed(place) = slice else {
-            return None;
-        };
-        let place = lowering.expr(&place);
+        let place = branches_place(branches, lowering)?;
         first_place.get_or_insert_with(|| place.clone());
         run_arms.push(quote!(#k => &(#place)[0].table,));
     }
@@ -934,16 +943,7 @@ fn automata_impl(
         let Matcher::Dfa(branches) = &d.matcher else {
             continue;
         };
-        // The template's own static for these branches (the lowering
-        // shares statics with equal contents).
-        let slice = Lit::static_slice(
-            Ty::Item("Branch"),
-            branches.iter().map(ToLit::to_lit).collect(),
-        );
-        let Lit::Borrowed(place) = slice else {
-            return None;
-        };
-        let place = lowering.expr(&place);
+        let place = branches_place(branches, lowering)?;
         branch_arms.push(quote!(#k => ::core::option::Option::Some(#place),));
         let test = byte_test(&d.first_bytes);
         begin_arms.push(quote!(#k => #test,));
