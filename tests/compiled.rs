@@ -97,20 +97,46 @@ fn pieces_around_held_delimiters_match_the_engine() {
     let mut runs = 0usize;
     for &v in Vector::ALL {
         let t = v.template();
-        let mut parts: Vec<String> = ["a", " ", "\n", "é", "<", "x y", "\t", "{\"a\": 1}"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        // (With the pieces of tool-call headers that follow their first
+        // literal: names, `>`, and the tokens of gpt-oss's.)
+        let mut parts: Vec<String> = [
+            "a",
+            " ",
+            "\n",
+            "é",
+            "<",
+            "x y",
+            "\t",
+            "{\"a\": 1}",
+            "get_weather",
+            ">",
+            "<|constrain|>json",
+            "<|message|>",
+            "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         for d in t.delimiters() {
             // Literal delimiters, and the literals of leading-loop patterns
             // (`\s*<tool_call>`), with every cut of them.
+            // And the literals patterns begin with (`<|channel|>commentary
+            // to=functions.`), whose states' searches hold a start while
+            // its thread is pending.
             let lits: Vec<String> = match &d.source {
                 DelimiterSource::Literals(list) => list.clone(),
-                DelimiterSource::Pattern(_) => d
-                    .regex
-                    .looped_literals()
-                    .map(|shape| shape.literals.clone())
-                    .unwrap_or_default(),
+                DelimiterSource::Pattern(_) => {
+                    let mut lits = d
+                        .regex
+                        .looped_literals()
+                        .map(|shape| shape.literals.clone())
+                        .unwrap_or_default();
+                    for s in d.regex.start_literals().unwrap_or_default() {
+                        lits.push(format!("{}get_weather", s.literal));
+                        lits.push(s.literal);
+                    }
+                    lits
+                }
             };
             for l in lits {
                 for (cut, _) in l.char_indices().skip(1) {

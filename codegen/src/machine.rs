@@ -736,6 +736,8 @@ fn started_fn(
 ) -> Option<TokenStream> {
     let lits = started_of(t, ws)?;
     let name = quote::format_ident!("started_{}", wi);
+    let held = quote::format_ident!("held_{}", wi);
+    let table_fn = quote::format_ident!("table_{}", wi);
     // Each entry's automaton: the template's own static for its branch.
     let mut run_arms = Vec::new();
     let mut first_place: Option<TokenStream> = None;
@@ -860,6 +862,23 @@ fn started_fn(
     Some(quote! {
         #(#statics)*
 
+        /// Each entry's automaton in this state.
+        #[inline(always)]
+        fn #table_fn(k: usize) -> &'static #rt::DfaTable {
+            match k {
+                #(#run_arms)*
+                _ => &(#first_place)[0].table,
+            }
+        }
+
+        /// Whether the search below, over `bytes` (held from `origin`,
+        /// not the end of the text), holds them at once: a thread left
+        /// pending there is pending still (see `Machine::held_started`).
+        #[inline]
+        fn #held(bytes: &[u8], memo: &mut #rt::StartMemo, origin: usize) -> bool {
+            bytes.len() <= 4096 && memo.still_pending(#table_fn, bytes, origin, false, &mut 0)
+        }
+
         #[doc = #doc]
         #[inline]
         fn #name(
@@ -874,13 +893,7 @@ fn started_fn(
             // take over, and so they do when a start stays pending far back
             // (each later piece would read it again).
             let budget = 4 * bytes.len() + 256;
-            // Each entry's automaton.
-            let table = |k: usize| -> &'static #rt::DfaTable {
-                match k {
-                    #(#run_arms)*
-                    _ => &(#first_place)[0].table,
-                }
-            };
+            let table = #table_fn;
             let decided = |hit: #rt::LiteralHit| match hit {
                 #rt::LiteralHit::Partial(s) if bytes.len() - s > 4096 => ::core::option::Option::None,
                 hit => ::core::option::Option::Some(hit),
@@ -888,7 +901,7 @@ fn started_fn(
             // A thread left pending at the hold, continued over the new
             // text, that is pending still: the text stays held.
             let mut read = 0usize;
-            if memo.still_pending(table, bytes, origin, before, eos, &mut read) {
+            if memo.still_pending(table, bytes, origin, eos, &mut read) {
                 return decided(#rt::LiteralHit::Partial(0));
             }
             let steps = ::core::cell::Cell::new(read);
@@ -1216,6 +1229,7 @@ pub fn generate(
     let mut literal_states = Vec::new();
     let mut answered = Vec::new();
     let mut started_arms = Vec::new();
+    let mut held_arms = Vec::new();
     let mut quick_arms = Vec::new();
     let mut quick_states = Vec::new();
     let implicit = t.implicit_field().map(|f| f.name.as_str());
@@ -1244,6 +1258,8 @@ pub fn generate(
                 fns.push(f);
                 let name = quote::format_ident!("started_{}", wi);
                 started_arms.push(quote!(#wi => #name(bytes, before, eos, memo, origin),));
+                let held = quote::format_ident!("held_{}", wi);
+                held_arms.push(quote!(#wi => #held(bytes, memo, origin),));
                 answered.push(wi);
             }
             // (A started state's threads take over where its search
@@ -1290,6 +1306,19 @@ pub fn generate(
     let has_quick = one_of(&quick_states);
     let searches = one_of(&literal_states);
     let answers = one_of(&answered);
+    // States whose search holds a start get the test of a held start (the
+    // trait's default answers `false`).
+    let held_started = (!held_arms.is_empty()).then(|| {
+        quote! {
+            #[inline(always)]
+            fn held_started(self, ws: usize, bytes: &[u8], memo: &mut #rt::StartMemo, origin: usize) -> bool {
+                match ws {
+                    #(#held_arms)*
+                    _ => false,
+                }
+            }
+        }
+    });
     quote! {
         /// This template's states as code: the parser's machine, with the
         /// literal searches and quick-path tests compiled in (the rest runs
@@ -1330,6 +1359,8 @@ pub fn generate(
                     _ => ::core::option::Option::None,
                 }
             }
+
+            #held_started
 
             #[inline(always)]
             fn answers(self, ws: usize) -> bool {

@@ -123,6 +123,19 @@ pub trait Machine<'t>: Copy + Debug {
         None
     }
 
+    /// For a state [`Machine::find_started`] searches: whether that search,
+    /// over `bytes` (the text it held at `origin` and the next piece, not
+    /// the end of the text), would hold them there again at once, because
+    /// a thread it kept pending at `origin` (in `memo`) is pending still.
+    /// The parser then holds the piece without the scanner (see
+    /// `Parser::feed`). `false`: anything else, or no such search; the
+    /// scanner decides, and `find_started` continues from `memo`.
+    #[inline(always)]
+    fn held_started(self, ws: usize, bytes: &[u8], memo: &mut StartMemo, origin: usize) -> bool {
+        let _ = (ws, bytes, memo, origin);
+        false
+    }
+
     /// Whether [`Machine::find_literal`] answers for watch set `ws` (a
     /// literal state, or one [`Machine::answers`] for). The parser then
     /// resolves pieces there with that search alone while nothing else is

@@ -299,6 +299,54 @@ fn star_class(node: &ast::Node) -> Option<Class> {
     }
 }
 
+/// The literals that every match of `items` (in sequence) begins with, one
+/// per way it can begin: its leading plain characters; or, when it begins
+/// with a group, alternatives or an optional item, those of each way
+/// through them (at most 16). `None` when some way begins otherwise (or
+/// with nothing), so that no literal stands at the start of its matches.
+fn leading_literals(items: &[&ast::Node], out: &mut Vec<String>) -> Option<()> {
+    let literal: String = items
+        .iter()
+        .map_while(|n| match n {
+            ast::Node::Literal(c) => Some(*c),
+            _ => None,
+        })
+        .collect();
+    if !literal.is_empty() {
+        out.push(literal);
+        return (out.len() <= 16).then_some(());
+    }
+    let (first, rest) = items.split_first()?;
+    // `first` followed by `rest`, with `first` replaced by `inner`.
+    let then = |inner: &[&ast::Node], out: &mut Vec<String>| {
+        let mut seq: Vec<&ast::Node> = inner.to_vec();
+        seq.extend_from_slice(rest);
+        leading_literals(&seq, out)
+    };
+    match first {
+        ast::Node::Concat(v) => then(&v.iter().collect::<Vec<_>>(), out),
+        ast::Node::Group { node, .. } => then(&[node], out),
+        ast::Node::Alt(branches) => {
+            for b in branches {
+                then(&[b], out)?;
+            }
+            Some(())
+        }
+        // An optional item: the match begins with it, or without it.
+        ast::Node::Repeat {
+            node,
+            min: 0,
+            max: Some(1),
+            possessive: false,
+            ..
+        } => {
+            then(&[node], out)?;
+            leading_literals(rest, out)
+        }
+        _ => None,
+    }
+}
+
 /// The strings a sequence of nodes matches, when it is literals and
 /// alternations of literals only (at most 64 strings).
 fn literal_strings(nodes: &[ast::Node]) -> Option<Vec<String>> {
@@ -805,14 +853,17 @@ impl Regex {
     }
 
     /// Where the pattern's matches can begin, when every top-level
-    /// alternative is an optional greedy loop of one class (`C*`), then at
-    /// least one plain literal character, then anything: each alternative
-    /// gives its loop and that leading literal. A match then begins at
-    /// an occurrence of one of the literals, or at the start of the run of
-    /// its loop's characters just before it; nowhere else. `None` for any
-    /// other shape (an alternative that begins with a class, a group, an
-    /// assertion, a flag-folded character, ...), and for a regex built by
-    /// [`Regex::from_static`].
+    /// alternative is an optional greedy loop of one class (`C*`), then
+    /// what begins with plain literal characters: a literal, alternatives
+    /// that each begin with one (`(?:<|im_end|>|<|endoftext|>)`), or an
+    /// optional group that does, before what does
+    /// (`(?:<tool_call>\s*)?<function=`). Each such literal gives a
+    /// [`StartLiteral`] with the alternative's loop (at most 16 in all). A
+    /// match then begins at an occurrence of one of the literals, or at
+    /// the start of the run of its loop's characters just before it;
+    /// nowhere else. `None` for any other shape (an alternative that begins
+    /// with a class, a loop, an assertion, a flag-folded character, ...),
+    /// and for a regex built by [`Regex::from_static`].
     pub fn start_literals(&self) -> Option<Vec<StartLiteral>> {
         let top = self.inner.node.as_ref()?;
         let alternatives: &[ast::Node] = match top {
@@ -832,18 +883,21 @@ impl Regex {
                 },
                 None => return None,
             };
-            let literal: String = rest
-                .iter()
-                .map_while(|n| match n {
-                    ast::Node::Literal(c) => Some(*c),
-                    _ => None,
-                })
-                .collect();
-            let first = literal.chars().next()?;
-            if class.as_ref().is_some_and(|c| c.contains(first)) {
+            let mut literals = Vec::new();
+            leading_literals(&rest.iter().collect::<Vec<_>>(), &mut literals)?;
+            for literal in literals {
+                let first = literal.chars().next()?;
+                if class.as_ref().is_some_and(|c| c.contains(first)) {
+                    return None;
+                }
+                out.push(StartLiteral {
+                    class: class.clone(),
+                    literal,
+                });
+            }
+            if out.len() > 16 {
                 return None;
             }
-            out.push(StartLiteral { class, literal });
         }
         Some(out)
     }

@@ -798,6 +798,95 @@ fn looped_literals_are_a_leading_loop_and_literals_only() {
 }
 
 #[test]
+fn start_literals_are_where_every_match_begins() {
+    let starts = |p: &str| {
+        Regex::new(p).expect(p).start_literals().map(|v| {
+            v.into_iter()
+                .map(|s| (s.class.is_some(), s.literal))
+                .collect::<Vec<_>>()
+        })
+    };
+    let own = |v: &[(bool, &str)]| -> Option<Vec<(bool, String)>> {
+        Some(v.iter().map(|&(c, l)| (c, l.to_owned())).collect())
+    };
+    assert_eq!(
+        starts(r"<\|channel\|>x to=(?P<n>\w+)|\s*to=(?P<n>\w+)"),
+        own(&[(false, "<|channel|>x to="), (true, "to=")])
+    );
+    // Alternatives and optional groups after the loop.
+    assert_eq!(
+        starts(r"\s*(?:<\|im_end\|>|<\|endoftext\|>)"),
+        own(&[(true, "<|im_end|>"), (true, "<|endoftext|>")])
+    );
+    assert_eq!(
+        starts(r"\s*(?:<tool_call>\s*)?<function=(?P<name>[^>\n]+)>"),
+        own(&[(true, "<tool_call>"), (true, "<function=")])
+    );
+    assert_eq!(
+        starts(r"(?:(?P<a>ab)|c)?(?:d|e)f"),
+        own(&[(false, "ab"), (false, "c"), (false, "df"), (false, "ef")])
+    );
+    for p in [
+        r"\s*",
+        r"\s+<a>",
+        r"\s*\s*<a>",
+        r"[ab]<a>",
+        r"\s*(?:<a>|)",
+        r"\s*(?:<a>)?",
+        r"\s*(?:\s*<a>)?<b>",
+        r"\s*(?:<a>)?+<b>",
+        r"\s*(?=<)<a>",
+        r"\s*(?i)<a>",
+        r"\s* <a>",
+    ] {
+        assert_eq!(starts(p), None, "{p}");
+    }
+    // Every match of these patterns, in texts built from their pieces,
+    // begins at one of its literals or in the run of its loop's
+    // characters just before one.
+    let pieces = [
+        " ",
+        "\n",
+        "x",
+        "<",
+        "<tool_call>",
+        "<function=",
+        "f>",
+        "<|im_end|>",
+    ];
+    for p in [
+        r"\s*(?:<tool_call>\s*)?<function=(?P<name>[^>\n]+)>",
+        r"\s*(?:<\|im_end\|>|<tool_call>)",
+    ] {
+        let r = Regex::new(p).expect(p);
+        let lits = r.start_literals().expect(p);
+        let mut seed = 7u64;
+        for _ in 0..300 {
+            let mut text = String::new();
+            for _ in 0..8 {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                text.push_str(pieces[(seed >> 33) as usize % pieces.len()]);
+            }
+            for (start, _) in finditer(p, &text) {
+                let ok = lits.iter().any(|l| {
+                    let run_end = text[start..]
+                        .char_indices()
+                        .find(|&(_, c)| l.class.as_ref().is_none_or(|k| !k.contains(c)))
+                        .map_or(text.len(), |(i, _)| start + i);
+                    text[run_end..].starts_with(&l.literal)
+                });
+                assert!(
+                    ok,
+                    "{p}: a match at {start} of {text:?} begins at no literal"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn literal_sequences_are_literals_and_loops_only() {
     use crate::SeqPiece;
     let seq = |p: &str| Regex::new(p).expect(p).literal_sequence();

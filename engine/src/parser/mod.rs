@@ -566,6 +566,61 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         })
     }
 
+    /// The piece after a held start, in a state whose delimiters all begin
+    /// at known literals (a tool call's header streamed a token at a time):
+    /// when the state's search, continuing the automaton threads pending at
+    /// that start, holds the text there again, the piece is held with it,
+    /// as the scanner would have decided, without the scanner's per-call
+    /// work. Returns whether it did; `false` leaves the piece untouched for
+    /// [`Parser::feed_slow`] (which then searches again: see
+    /// [`StreamScan::hold_started`]).
+    #[inline(never)]
+    fn started_holds(&mut self, wi: usize, text: &str) -> bool {
+        let m = self.m;
+        if self.scan.literal_hold() != Some(self.pos)
+            || text.is_empty()
+            || self.pos < self.text.base
+            || !self.text.holds_after(self.pos)
+            || self.failed.is_some()
+            || self.finalized
+            || self.stuck
+            || self.plain
+            || !self.t.scan_in_place
+            || !self.pending_utf8.is_empty()
+            || self.t.watch_sets[wi].literals.is_some()
+        {
+            return false;
+        }
+        // The limits the slow path checks (it reports them).
+        let limits = &self.options.limits;
+        if text.len() > limits.max_message.saturating_sub(self.fed())
+            || self.text.len() - self.pos + text.len() > limits.max_held
+        {
+            return false;
+        }
+        // The text before the hold is not forgotten here, as each slow call
+        // does first: the position does not move while the text is held, so
+        // the buffer grows only by the held text (within `max_held`).
+        let from = self.text.len();
+        self.text.buf.push_str(text);
+        let at = self.pos - self.text.base;
+        let held = self.scan.hold_started(
+            &self.text.buf.as_bytes()[at..],
+            self.pos,
+            |bytes, memo, origin| m.held_started(wi, bytes, memo, origin),
+        );
+        if !held {
+            self.text.buf.truncate(from - self.text.base);
+            return false;
+        }
+        // The searches of these states read no lookbehind, so the trackers
+        // read the piece only once it is kept.
+        self.track(from);
+        self.raw.clear();
+        self.clear_lists();
+        true
+    }
+
     /// Empties this call's values and parameters before a quick path
     /// records its events. The lists are usually empty already: writing
     /// their lengths only when they are not keeps the stores away from the
@@ -707,12 +762,18 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                 }
             }
         } else if self.quick.is_none() {
-            match self.after_hold_takes(text) {
-                Some(AfterHold::Takes(field)) => return Ok(self.feed_after_hold(text, field)),
-                Some(AfterHold::Holds { field, at }) => {
-                    return Ok(self.feed_hold_more(text, field, at));
+            // (Both tests are constants for the run-time machine.)
+            let wi = self.watch_index();
+            if self.m.searches(wi) {
+                match self.after_hold_takes(text) {
+                    Some(AfterHold::Takes(field)) => return Ok(self.feed_after_hold(text, field)),
+                    Some(AfterHold::Holds { field, at }) => {
+                        return Ok(self.feed_hold_more(text, field, at));
+                    }
+                    None => {}
                 }
-                None => {}
+            } else if self.m.answers(wi) && self.started_holds(wi, text) {
+                return Ok(self.events(self.text.hay()));
             }
         }
         self.quick = None;

@@ -769,6 +769,40 @@ impl StreamScan {
         self.frontier = to;
     }
 
+    /// For a caller that continues a held start itself (a compiled parser's
+    /// quick path, see `Parser::feed`): the scanner holds the text at
+    /// `origin` in a state that a machine's search answers for, and `bytes`
+    /// are the held text and the next piece, from `origin`. `held` is the machine's test that its search would hold
+    /// them at `origin` again at once (`Machine::held_started`); when it
+    /// says so, records what [`StreamScan::advance_with`] records for that
+    /// hold and returns `true`. Anything else (or a state not in that
+    /// shape) returns `false` and leaves the decision to `advance_with`,
+    /// whose search continues the threads from where this test left them
+    /// in the memo, so that the answer is the same.
+    pub fn hold_started(
+        &mut self,
+        bytes: &[u8],
+        origin: usize,
+        held: impl FnOnce(&[u8], &mut StartMemo, usize) -> bool,
+    ) -> bool {
+        if self.stale
+            || self.declined
+            || self.ended
+            || self.lit_found.is_some()
+            || self.lit_hold != Some(origin)
+            || self.frontier != origin
+            || self.memo.exhausted(origin + bytes.len())
+        {
+            return false;
+        }
+        if !held(bytes, &mut self.memo, origin) {
+            return false;
+        }
+        // As `advance_literals` counts a hold: all of the text was read.
+        self.bytes_read += bytes.len() as u64;
+        true
+    }
+
     /// Records that the text up to `to` was found to hold no byte that can
     /// begin a watched delimiter (only valid when [`StreamScan::is_clear`]).
     #[inline]
@@ -1422,6 +1456,10 @@ fn run_from(
     (rec.map_or(Run::NoMatch, Run::Match), (q, rec, bytes.len()))
 }
 
+/// The next byte of a thread in [`StartMemo`] that has settled: its last
+/// match end is its result.
+const SETTLED: usize = usize::MAX;
+
 /// What a machine's search of starting literals keeps from one piece to
 /// the next (see [`crate::machine::Machine::find_started`]): the threads
 /// still pending at the start where it held the text, each where it
@@ -1436,7 +1474,9 @@ fn run_from(
 pub struct StartMemo {
     /// The start the threads began at (`usize::MAX`: none).
     start: usize,
-    /// (entry, state, last match end, next byte) of each, the first `len`.
+    /// (entry, state, last match end, next byte) of each, the first `len`;
+    /// a thread that settled after it was kept has [`SETTLED`] as its next
+    /// byte.
     runs: [(usize, u32, Option<usize>, usize); 4],
     len: usize,
     /// Where the state began.
@@ -1476,9 +1516,9 @@ impl StartMemo {
         self.spent > 4 * end.saturating_sub(self.origin) + 4096
     }
 
-    /// Whether a thread kept at a hold at `origin`, where `bytes` begin
-    /// (after the byte `before`), is still pending once continued over the
-    /// new text (`table` gives each entry's automaton). The search then
+    /// Whether a thread kept at a hold at `origin`, where `bytes` begin, is
+    /// still pending once continued over the new text (`table` gives each
+    /// entry's automaton). The search then
     /// holds there again without looking further: a thread pending at the
     /// leftmost start decides, whatever the others come to.
     pub fn still_pending<'t>(
@@ -1486,7 +1526,6 @@ impl StartMemo {
         table: impl Fn(usize) -> &'t DfaTable,
         bytes: &[u8],
         origin: usize,
-        before: Option<u8>,
         eos: bool,
         steps: &mut usize,
     ) -> bool {
@@ -1494,8 +1533,21 @@ impl StartMemo {
             return false;
         }
         for j in 0..self.len {
-            let k = self.runs[j].0;
-            if self.run(table(k), k, bytes, origin, 0, before, eos, steps) == Run::Pending {
+            // (What `StartMemo::run` does for a kept thread, by index.)
+            let (k, q, rec, next) = self.runs[j];
+            if next == SETTLED {
+                continue;
+            }
+            let from = (q, rec.map(|e| e - origin), next - origin);
+            let read = *steps;
+            let (run, (q, rec, next)) = run_from(table(k), bytes, 0, None, eos, steps, Some(from));
+            self.spent += *steps - read;
+            self.runs[j] = match run {
+                Run::Pending => (k, q, rec.map(|e| e + origin), next + origin),
+                Run::Match(end) => (k, q, Some(origin + end), SETTLED),
+                Run::NoMatch => (k, q, None, SETTLED),
+            };
+            if run == Run::Pending {
                 return true;
             }
         }
@@ -1521,27 +1573,42 @@ impl StartMemo {
         steps: &mut usize,
     ) -> Run {
         let at = origin + s;
-        let from = (self.start == at)
-            .then(|| self.runs[..self.len].iter().find(|r| r.0 == entry))
-            .flatten()
-            .map(|&(_, q, rec, next)| (q, rec.map(|e| e - origin), next - origin));
+        let kept = (self.start == at)
+            .then(|| self.runs[..self.len].iter().position(|r| r.0 == entry))
+            .flatten();
+        let from = match kept.map(|i| self.runs[i]) {
+            // A thread kept here has settled since: its result stands.
+            Some((_, _, rec, SETTLED)) => {
+                return rec.map_or(Run::NoMatch, |e| Run::Match(e - origin));
+            }
+            Some((_, q, rec, next)) => Some((q, rec.map(|e| e - origin), next - origin)),
+            None => None,
+        };
         let read = *steps;
         let (run, (q, rec, next)) = run_from(table, bytes, s, prev, eos, steps, from);
         self.spent += *steps - read;
-        if run == Run::Pending {
-            if self.start != at {
-                self.start = at;
-                self.len = 0;
-            }
-            let stand = (entry, q, rec.map(|e| e + origin), next + origin);
-            match self.runs[..self.len].iter().position(|r| r.0 == entry) {
-                Some(i) => self.runs[i] = stand,
-                None if self.len < self.runs.len() => {
-                    self.runs[self.len] = stand;
-                    self.len += 1;
+        match (run, kept) {
+            (Run::Pending, _) => {
+                if self.start != at {
+                    self.start = at;
+                    self.len = 0;
                 }
-                None => {}
+                let stand = (entry, q, rec.map(|e| e + origin), next + origin);
+                match self.runs[..self.len].iter().position(|r| r.0 == entry) {
+                    Some(i) => self.runs[i] = stand,
+                    None if self.len < self.runs.len() => {
+                        self.runs[self.len] = stand;
+                        self.len += 1;
+                    }
+                    None => {}
+                }
             }
+            // A kept thread that settles keeps its result, so that the
+            // pieces after it, while another thread at the same start is
+            // pending, do not run it again.
+            (Run::Match(end), Some(i)) => self.runs[i] = (entry, q, Some(origin + end), SETTLED),
+            (Run::NoMatch, Some(i)) => self.runs[i] = (entry, q, None, SETTLED),
+            _ => {}
         }
         run
     }
