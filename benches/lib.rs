@@ -310,10 +310,6 @@ impl Mode {
     }
 }
 
-/// A parse's message, in the run-time form, and the events of each call
-/// (each `feed`, then `finalize`): see [`Parsers::session`].
-pub type Session = (retort::Value, Vec<Vec<retort::OwnedEvent>>);
-
 /// Which parser of a template runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -345,26 +341,6 @@ macro_rules! compiled {
         let (message, last) = p.finalize().expect("the workload parses");
         black_box(&message);
         events + last.len()
-    }};
-}
-
-/// Streams `pieces` through a compiled parser: the finalized message, in
-/// the run-time form, and the events of each call.
-macro_rules! compiled_session {
-    ($module:ident, $prefix:expr, $pieces:expr) => {{
-        let mut p = $module::Parser::new($prefix).expect("the prompt parses");
-        let mut events = Vec::new();
-        for piece in $pieces {
-            events.push(
-                p.feed(piece)
-                    .expect("the workload parses")
-                    .untyped()
-                    .to_vec(),
-            );
-        }
-        let (message, last) = p.finalize().expect("the workload parses");
-        events.push(last.untyped().to_vec());
-        (message.to_value(), events)
     }};
 }
 
@@ -412,31 +388,6 @@ impl Parsers {
                 let (message, last) = p.finalize().expect("the workload parses");
                 black_box(&message);
                 events + last.len()
-            }
-        }
-    }
-
-    /// What the chosen parser gives for `pieces` (after `prefix`): the
-    /// message, in the run-time form, and the events of each `feed` and of
-    /// `finalize`. What [`Parsers::run`] parses, for tests that hold the
-    /// parsers to each other.
-    pub fn session(&self, kind: Kind, prefix: &str, pieces: &[&str]) -> Session {
-        match kind {
-            Kind::Compiled => match self.template {
-                "smollm3" => compiled_session!(smollm3, prefix, pieces),
-                "qwen3" => compiled_session!(qwen3, prefix, pieces),
-                "gpt-oss" => compiled_session!(gpt_oss, prefix, pieces),
-                _ => compiled_session!(qwen3_coder, prefix, pieces),
-            },
-            Kind::Runtime => {
-                let mut p = self.runtime.parser(prefix).expect("the prompt parses");
-                let mut events = Vec::new();
-                for piece in pieces {
-                    events.push(p.feed(piece).expect("the workload parses").to_vec());
-                }
-                let (message, last) = p.finalize().expect("the workload parses");
-                events.push(last.to_vec());
-                (retort::Value::Map(message), events)
             }
         }
     }
