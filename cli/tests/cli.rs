@@ -250,12 +250,15 @@ fn check_verbose_says_what_the_compiled_parser_runs_per_state() {
             "{line}"
         );
     }
-    // Qwen3-Coder's delimiters are patterns: the automaton threads, with
-    // the state's automata compiled in; its opener's group is read by
-    // generated code.
+    // Qwen3-Coder's delimiters are patterns: outside regions, matches
+    // begin at `<tool_call>`, `<function=` or the end-of-turn tokens
+    // (after a run of `\s`), searched by generated code; its opener's
+    // group is read by generated code.
     let o = retort(&["check", "-v", "qwen3-coder"], b"");
     assert!(
-        out(&o).contains("the engine's automaton threads, their loop compiled"),
+        out(&o).contains(
+            "outside explicit regions             starting literals found by generated code"
+        ),
         "{}",
         out(&o)
     );
