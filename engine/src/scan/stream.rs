@@ -772,13 +772,14 @@ impl StreamScan {
     /// For a caller that continues a held start itself (a compiled parser's
     /// quick path, see `Parser::feed`): the scanner holds the text at
     /// `origin` in a state that a machine's search answers for, and `bytes`
-    /// are the held text and the next piece, from `origin`. `held` is the machine's test that its search would hold
-    /// them at `origin` again at once (`Machine::held_started`); when it
-    /// says so, records what [`StreamScan::advance_with`] records for that
-    /// hold and returns `true`. Anything else (or a state not in that
-    /// shape) returns `false` and leaves the decision to `advance_with`,
-    /// whose search continues the threads from where this test left them
-    /// in the memo, so that the answer is the same.
+    /// are the held text and the next piece, from `origin`. `held` is the
+    /// machine's test that its search would hold them at `origin` again at
+    /// once (`Machine::held_started`); when it says so, records what
+    /// [`StreamScan::advance_with`] records for that hold and returns
+    /// `true`. Anything else (or a state not in that shape) returns `false`
+    /// and leaves the decision to `advance_with`, whose search continues
+    /// the threads from where this test left them in the memo, so that the
+    /// answer is the same.
     pub fn hold_started(
         &mut self,
         bytes: &[u8],
@@ -1518,9 +1519,9 @@ impl StartMemo {
 
     /// Whether a thread kept at a hold at `origin`, where `bytes` begin, is
     /// still pending once continued over the new text (`table` gives each
-    /// entry's automaton). The search then
-    /// holds there again without looking further: a thread pending at the
-    /// leftmost start decides, whatever the others come to.
+    /// entry's automaton). The search then holds there again without
+    /// looking further: a thread pending at the leftmost start decides,
+    /// whatever the others come to.
     pub fn still_pending<'t>(
         &mut self,
         table: impl Fn(usize) -> &'t DfaTable,
