@@ -1533,26 +1533,39 @@ impl StartMemo {
         if self.start != origin {
             return false;
         }
-        for j in 0..self.len {
-            // (What `StartMemo::run` does for a kept thread, by index.)
-            let (k, q, rec, next) = self.runs[j];
-            if next == SETTLED {
-                continue;
-            }
-            let from = (q, rec.map(|e| e - origin), next - origin);
-            let read = *steps;
-            let (run, (q, rec, next)) = run_from(table(k), bytes, 0, None, eos, steps, Some(from));
-            self.spent += *steps - read;
-            self.runs[j] = match run {
-                Run::Pending => (k, q, rec.map(|e| e + origin), next + origin),
-                Run::Match(end) => (k, q, Some(origin + end), SETTLED),
-                Run::NoMatch => (k, q, None, SETTLED),
-            };
-            if run == Run::Pending {
-                return true;
-            }
+        (0..self.len).any(|j| {
+            let k = self.runs[j].0;
+            self.continue_kept(j, table(k), bytes, origin, eos, steps) == Run::Pending
+        })
+    }
+
+    /// The kept thread `j` (at the memo's start, `origin`, where `bytes`
+    /// begin) continued over the new text: its stand is updated, or its
+    /// result kept once it settles, so that later pieces, while another
+    /// thread at the same start is pending, do not run it again.
+    fn continue_kept(
+        &mut self,
+        j: usize,
+        table: &DfaTable,
+        bytes: &[u8],
+        origin: usize,
+        eos: bool,
+        steps: &mut usize,
+    ) -> Run {
+        let (k, q, rec, next) = self.runs[j];
+        if next == SETTLED {
+            return rec.map_or(Run::NoMatch, |e| Run::Match(e - origin));
         }
-        false
+        let from = (q, rec.map(|e| e - origin), next - origin);
+        let read = *steps;
+        let (run, (q, rec, next)) = run_from(table, bytes, 0, None, eos, steps, Some(from));
+        self.spent += *steps - read;
+        self.runs[j] = match run {
+            Run::Pending => (k, q, rec.map(|e| e + origin), next + origin),
+            Run::Match(end) => (k, q, Some(origin + end), SETTLED),
+            Run::NoMatch => (k, q, None, SETTLED),
+        };
+        run
     }
 
     /// Entry `entry`'s automaton thread from `s` of `bytes`, which begin at
@@ -1574,42 +1587,26 @@ impl StartMemo {
         steps: &mut usize,
     ) -> Run {
         let at = origin + s;
-        let kept = (self.start == at)
-            .then(|| self.runs[..self.len].iter().position(|r| r.0 == entry))
-            .flatten();
-        let from = match kept.map(|i| self.runs[i]) {
-            // A thread kept here has settled since: its result stands.
-            Some((_, _, rec, SETTLED)) => {
-                return rec.map_or(Run::NoMatch, |e| Run::Match(e - origin));
-            }
-            Some((_, q, rec, next)) => Some((q, rec.map(|e| e - origin), next - origin)),
-            None => None,
-        };
+        // A thread kept at this start goes on from where it stands (`s` is
+        // then 0: the memo's start is where `bytes` begin).
+        if self.start == at
+            && let Some(j) = self.runs[..self.len].iter().position(|r| r.0 == entry)
+        {
+            return self.continue_kept(j, table, &bytes[s..], at, eos, steps);
+        }
         let read = *steps;
-        let (run, (q, rec, next)) = run_from(table, bytes, s, prev, eos, steps, from);
+        let (run, (q, rec, next)) = run_from(table, bytes, s, prev, eos, steps, None);
         self.spent += *steps - read;
-        match (run, kept) {
-            (Run::Pending, _) => {
-                if self.start != at {
-                    self.start = at;
-                    self.len = 0;
-                }
-                let stand = (entry, q, rec.map(|e| e + origin), next + origin);
-                match self.runs[..self.len].iter().position(|r| r.0 == entry) {
-                    Some(i) => self.runs[i] = stand,
-                    None if self.len < self.runs.len() => {
-                        self.runs[self.len] = stand;
-                        self.len += 1;
-                    }
-                    None => {}
-                }
+        if run == Run::Pending {
+            if self.start != at {
+                self.start = at;
+                self.len = 0;
             }
-            // A kept thread that settles keeps its result, so that the
-            // pieces after it, while another thread at the same start is
-            // pending, do not run it again.
-            (Run::Match(end), Some(i)) => self.runs[i] = (entry, q, Some(origin + end), SETTLED),
-            (Run::NoMatch, Some(i)) => self.runs[i] = (entry, q, None, SETTLED),
-            _ => {}
+            let stand = (entry, q, rec.map(|e| e + origin), next + origin);
+            if self.len < self.runs.len() {
+                self.runs[self.len] = stand;
+                self.len += 1;
+            }
         }
         run
     }
