@@ -3,8 +3,8 @@
 //! command (`src/bin/compare.rs`).
 //!
 //! The workloads follow the recipe of the shared benchmark generator (a
-//! short chat, two 120 KB reasoning traces, two tool-call transcripts) but
-//! are generated here, deterministically, so that a fresh clone can run its
+//! short chat, two 120 KB reasoning traces, two tool-call transcripts),
+//! plus a tool call that writes a file, but are generated here, deterministically, so that a fresh clone can run its
 //! benches without `../shared`. The comparison command writes them to disk
 //! and hands that directory to the reference's timing script, so both sides
 //! parse the same bytes.
@@ -180,7 +180,24 @@ pub fn reasoning_qwen3(name: &str, reasoning: usize, answer: usize) -> Workload 
     }
 }
 
-/// The five workloads, in a fixed order.
+/// About `n` bytes of source code: lines with quotes, backslashes and
+/// indentation, the text a `write_file` tool call carries as a JSON string
+/// (where every newline, quote and backslash becomes an escape).
+fn code(rng: &mut Rng, n: usize) -> String {
+    let mut out = String::new();
+    let mut i = 0;
+    while out.len() < n {
+        let a = WORDS[rng.below(21)];
+        let b = WORDS[rng.below(21)];
+        out.push_str(&format!(
+            "/// Returns the {a} of the {b}.\nfn {a}_{i}(x: &str) -> String {{\n    let s = format!(\"{{}}: {{}}\", x, \"{b}\");\n    s.replace('\\\\', \"/\")\n}}\n\n"
+        ));
+        i += 1;
+    }
+    out
+}
+
+/// The six workloads, in a fixed order.
 pub fn workloads() -> Vec<Workload> {
     let mut rng = Rng(0x5EED_0001);
     let chat = {
@@ -218,6 +235,18 @@ pub fn workloads() -> Vec<Workload> {
         }
         s
     };
+    // One call that writes a file: an agent's most common long argument,
+    // 16 KB of code as one JSON string.
+    let write_file = {
+        let call = serde_json::json!({
+            "name": "write_file",
+            "arguments": {"path": "src/lib.rs", "content": code(&mut rng, 16_000)},
+        });
+        format!(
+            "<think>\n{}\n</think>\n\n<tool_call>\n{call}\n</tool_call><|im_end|>",
+            prose(&mut rng, 300)
+        )
+    };
     let w = |name: &str, template, prefix: &str, text: String| Workload {
         name: name.to_owned(),
         template,
@@ -245,6 +274,12 @@ pub fn workloads() -> Vec<Workload> {
             coder,
         ),
         w("tools-gpt-oss", "gpt-oss", "<|start|>assistant", oss_tools),
+        w(
+            "tools-qwen3-file",
+            "qwen3",
+            "<|im_start|>assistant\n",
+            write_file,
+        ),
     ]
 }
 

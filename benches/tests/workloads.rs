@@ -99,5 +99,5 @@ fn compiled_and_runtime_agree_on_every_workload_in_every_chunking() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 5 * 7);
+    assert_eq!(checked, 6 * 7);
 }
