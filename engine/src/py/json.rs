@@ -674,6 +674,144 @@ mod tests {
         }
     }
 
+    /// The byte-at-a-time decoder this module had before strings were
+    /// scanned a word at a time: the oracle for `scan_string`.
+    fn scan_string_bytewise(
+        s: &str,
+        mut end: usize,
+    ) -> Result<(String, usize), (&'static str, usize)> {
+        let b = s.as_bytes();
+        let len = b.len();
+        let begin = end - 1;
+        let hex4 = |i: usize| {
+            let mut v = 0;
+            for k in 0..4 {
+                v = (v << 4) | char::from(*b.get(i + k)?).to_digit(16)?;
+            }
+            Some(v)
+        };
+        let mut out = String::new();
+        loop {
+            let Some(off) = b[end..]
+                .iter()
+                .position(|&d| d == b'"' || d == b'\\' || d <= 0x1f)
+            else {
+                return Err(("Unterminated string starting at", begin));
+            };
+            let mut next = end + off;
+            let c = b[next];
+            if c <= 0x1f {
+                return Err(("Invalid control character at", next));
+            }
+            out.push_str(&s[end..next]);
+            next += 1;
+            if c == b'"' {
+                return Ok((out, next));
+            }
+            if next == len {
+                return Err(("Unterminated string starting at", begin));
+            }
+            let esc = b[next];
+            if esc != b'u' {
+                end = next + 1;
+                out.push(match esc {
+                    b'"' => '"',
+                    b'\\' => '\\',
+                    b'/' => '/',
+                    b'b' => '\u{8}',
+                    b'f' => '\u{c}',
+                    b'n' => '\n',
+                    b'r' => '\r',
+                    b't' => '\t',
+                    _ => return Err(("Invalid \\escape", end - 2)),
+                });
+                continue;
+            }
+            next += 1;
+            end = next + 4;
+            if end >= len {
+                return Err(("Invalid \\uXXXX escape", next - 1));
+            }
+            let mut code = hex4(next).ok_or(("Invalid \\uXXXX escape", end - 5))?;
+            if (0xd800..=0xdbff).contains(&code)
+                && end + 6 < len
+                && b[end] == b'\\'
+                && b[end + 1] == b'u'
+            {
+                let low = hex4(end + 2).ok_or(("Invalid \\uXXXX escape", end + 1))?;
+                if (0xdc00..=0xdfff).contains(&low) {
+                    code = 0x10000 + (((code - 0xd800) << 10) | (low - 0xdc00));
+                    end += 6;
+                }
+            }
+            out.push(char::from_u32(code).unwrap_or('\u{fffd}'));
+        }
+    }
+
+    /// Strings of every kind of run, escape and error decode as the
+    /// byte-at-a-time decoder decodes them: the same text, or the same
+    /// error at the same position.
+    #[test]
+    fn strings_decode_as_bytewise() {
+        let parts = [
+            "a",
+            "plain words ",
+            "0123456789abcdef",
+            "é",
+            "😀",
+            "大阪",
+            "\\n",
+            "\\\"",
+            "\\\\",
+            "\\/",
+            "\\t",
+            "\\b\\f\\r",
+            "\\u00e9",
+            "\\ud83d\\ude00",
+            "\\ud800",
+            "\\udc00",
+            "\\ud800\\u0041",
+            "\\u12",
+            "\\u12g4",
+            "\\x",
+            "\u{1}",
+            "\u{1f}",
+            "\t",
+            "\"",
+            "\\",
+            "\\u",
+            " ",
+            "~\u{7f}",
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..20_000 {
+            let mut doc = String::from("\"");
+            for _ in 0..next() % 24 {
+                doc.push_str(parts[(next() % parts.len() as u64) as usize]);
+            }
+            if next() % 4 != 0 {
+                doc.push('"');
+            }
+            let scanner = Scanner {
+                text: &doc,
+                s: doc.as_bytes(),
+                max_depth: JSON_MAX_DEPTH,
+            };
+            let got = match scanner.scan_string(1) {
+                Ok(ok) => Ok(ok),
+                Err(Fail::Decode(msg, at)) => Err((msg, at)),
+                Err(_) => panic!("{doc:?}: a string gave a non-decode failure"),
+            };
+            assert_eq!(got, scan_string_bytewise(&doc, 1), "{doc:?}");
+        }
+    }
+
     #[test]
     fn dumps_ascii() {
         assert_eq!(
