@@ -382,14 +382,25 @@ impl Scanner<'_> {
 
     /// `scanstring_unicode` with `strict=True`: `end` is the index just past
     /// the opening quote.
-    fn scan_string(&self, mut end: usize) -> Result<(String, usize), Fail> {
+    fn scan_string(&self, end: usize) -> Result<(String, usize), Fail> {
+        self.scan_string_with(end, string_run_end)
+    }
+
+    /// [`Scanner::scan_string`] with `run_end` finding where each run of
+    /// text ends (a test gives it the byte-at-a-time search).
+    #[inline(always)]
+    fn scan_string_with(
+        &self,
+        mut end: usize,
+        run_end: impl Fn(&[u8], usize) -> Option<usize>,
+    ) -> Result<(String, usize), Fail> {
         let len = self.s.len();
         let begin = end - 1;
         let mut out = String::new();
         loop {
             // The run up to the next quote, backslash or control character
             // (all ASCII: the run ends on a char boundary).
-            let Some(mut next) = string_run_end(self.s, end) else {
+            let Some(mut next) = run_end(self.s, end) else {
                 return Err(Fail::Decode("Unterminated string starting at", begin));
             };
             let c = self.s[next];
@@ -621,6 +632,16 @@ mod tests {
         assert!(e.to_string().contains("value has 4301 digits"));
     }
 
+    /// A small deterministic generator (xorshift64) for the randomized tests.
+    fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+        move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        }
+    }
+
     /// The word-at-a-time search finds what the byte-at-a-time test finds,
     /// at every offset, around every byte value.
     #[test]
@@ -631,13 +652,7 @@ mod tests {
                 .position(|&d| d == b'"' || d == b'\\' || d <= 0x1f)
                 .map(|off| from + off)
         };
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
         // Every byte value in every lane, among ordinary text and bytes
         // near the tested ones (0x1f/0x20, 0x21/0x23, 0x5b/0x5d, 0x80+).
         let near = [
@@ -674,83 +689,9 @@ mod tests {
         }
     }
 
-    /// The byte-at-a-time decoder this module had before strings were
-    /// scanned a word at a time: the oracle for `scan_string`.
-    fn scan_string_bytewise(
-        s: &str,
-        mut end: usize,
-    ) -> Result<(String, usize), (&'static str, usize)> {
-        let b = s.as_bytes();
-        let len = b.len();
-        let begin = end - 1;
-        let hex4 = |i: usize| {
-            let mut v = 0;
-            for k in 0..4 {
-                v = (v << 4) | char::from(*b.get(i + k)?).to_digit(16)?;
-            }
-            Some(v)
-        };
-        let mut out = String::new();
-        loop {
-            let Some(off) = b[end..]
-                .iter()
-                .position(|&d| d == b'"' || d == b'\\' || d <= 0x1f)
-            else {
-                return Err(("Unterminated string starting at", begin));
-            };
-            let mut next = end + off;
-            let c = b[next];
-            if c <= 0x1f {
-                return Err(("Invalid control character at", next));
-            }
-            out.push_str(&s[end..next]);
-            next += 1;
-            if c == b'"' {
-                return Ok((out, next));
-            }
-            if next == len {
-                return Err(("Unterminated string starting at", begin));
-            }
-            let esc = b[next];
-            if esc != b'u' {
-                end = next + 1;
-                out.push(match esc {
-                    b'"' => '"',
-                    b'\\' => '\\',
-                    b'/' => '/',
-                    b'b' => '\u{8}',
-                    b'f' => '\u{c}',
-                    b'n' => '\n',
-                    b'r' => '\r',
-                    b't' => '\t',
-                    _ => return Err(("Invalid \\escape", end - 2)),
-                });
-                continue;
-            }
-            next += 1;
-            end = next + 4;
-            if end >= len {
-                return Err(("Invalid \\uXXXX escape", next - 1));
-            }
-            let mut code = hex4(next).ok_or(("Invalid \\uXXXX escape", end - 5))?;
-            if (0xd800..=0xdbff).contains(&code)
-                && end + 6 < len
-                && b[end] == b'\\'
-                && b[end + 1] == b'u'
-            {
-                let low = hex4(end + 2).ok_or(("Invalid \\uXXXX escape", end + 1))?;
-                if (0xdc00..=0xdfff).contains(&low) {
-                    code = 0x10000 + (((code - 0xd800) << 10) | (low - 0xdc00));
-                    end += 6;
-                }
-            }
-            out.push(char::from_u32(code).unwrap_or('\u{fffd}'));
-        }
-    }
-
-    /// Strings of every kind of run, escape and error decode as the
-    /// byte-at-a-time decoder decodes them: the same text, or the same
-    /// error at the same position.
+    /// Strings of every kind of run, escape and error decode with the
+    /// word-at-a-time search as with the byte-at-a-time one it replaced:
+    /// the same text, or the same error at the same position.
     #[test]
     fn strings_decode_as_bytewise() {
         let parts = [
@@ -783,19 +724,13 @@ mod tests {
             " ",
             "~\u{7f}",
         ];
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
         for _ in 0..20_000 {
             let mut doc = String::from("\"");
             for _ in 0..next() % 24 {
                 doc.push_str(parts[(next() % parts.len() as u64) as usize]);
             }
-            if next() % 4 != 0 {
+            if !next().is_multiple_of(4) {
                 doc.push('"');
             }
             let scanner = Scanner {
@@ -803,12 +738,22 @@ mod tests {
                 s: doc.as_bytes(),
                 max_depth: JSON_MAX_DEPTH,
             };
-            let got = match scanner.scan_string(1) {
+            let plain = |r: Result<(String, usize), Fail>| match r {
                 Ok(ok) => Ok(ok),
                 Err(Fail::Decode(msg, at)) => Err((msg, at)),
                 Err(_) => panic!("{doc:?}: a string gave a non-decode failure"),
             };
-            assert_eq!(got, scan_string_bytewise(&doc, 1), "{doc:?}");
+            let bytewise = |s: &[u8], from: usize| {
+                s[from..]
+                    .iter()
+                    .position(|&d| d == b'"' || d == b'\\' || d <= 0x1f)
+                    .map(|off| from + off)
+            };
+            assert_eq!(
+                plain(scanner.scan_string(1)),
+                plain(scanner.scan_string_with(1, bytewise)),
+                "{doc:?}"
+            );
         }
     }
 
