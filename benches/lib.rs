@@ -4,8 +4,9 @@
 //!
 //! The workloads follow the recipe of the shared benchmark generator (a
 //! short chat, two 120 KB reasoning traces, two tool-call transcripts),
-//! plus a tool call that writes a file, but are generated here, deterministically, so that a fresh clone can run its
-//! benches without `../shared`. The comparison command writes them to disk
+//! plus a tool call that writes a file, but are generated here,
+//! deterministically, so that a fresh clone can run its benches without
+//! `../shared`. The comparison command writes them to disk
 //! and hands that directory to the reference's timing script, so both sides
 //! parse the same bytes.
 

@@ -642,16 +642,19 @@ mod tests {
         }
     }
 
+    /// The byte-at-a-time search the word-at-a-time one replaced: the
+    /// oracle of the tests below.
+    fn run_end_bytewise(s: &[u8], from: usize) -> Option<usize> {
+        s[from..]
+            .iter()
+            .position(|&d| d == b'"' || d == b'\\' || d <= 0x1f)
+            .map(|off| from + off)
+    }
+
     /// The word-at-a-time search finds what the byte-at-a-time test finds,
     /// at every offset, around every byte value.
     #[test]
     fn string_runs_end_where_bytes_say() {
-        let naive = |s: &[u8], from: usize| {
-            s[from..]
-                .iter()
-                .position(|&d| d == b'"' || d == b'\\' || d <= 0x1f)
-                .map(|off| from + off)
-        };
         let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
         // Every byte value in every lane, among ordinary text and bytes
         // near the tested ones (0x1f/0x20, 0x21/0x23, 0x5b/0x5d, 0x80+).
@@ -665,7 +668,7 @@ mod tests {
                 for from in 0..s.len() {
                     assert_eq!(
                         string_run_end(&s, from),
-                        naive(&s, from),
+                        run_end_bytewise(&s, from),
                         "{s:?} from {from}"
                     );
                 }
@@ -681,7 +684,7 @@ mod tests {
                 for from in 0..=s.len() {
                     assert_eq!(
                         string_run_end(&s, from),
-                        naive(&s, from),
+                        run_end_bytewise(&s, from),
                         "{s:?} from {from}"
                     );
                 }
@@ -743,15 +746,9 @@ mod tests {
                 Err(Fail::Decode(msg, at)) => Err((msg, at)),
                 Err(_) => panic!("{doc:?}: a string gave a non-decode failure"),
             };
-            let bytewise = |s: &[u8], from: usize| {
-                s[from..]
-                    .iter()
-                    .position(|&d| d == b'"' || d == b'\\' || d <= 0x1f)
-                    .map(|off| from + off)
-            };
             assert_eq!(
                 plain(scanner.scan_string(1)),
-                plain(scanner.scan_string_with(1, bytewise)),
+                plain(scanner.scan_string_with(1, run_end_bytewise)),
                 "{doc:?}"
             );
         }
