@@ -224,3 +224,121 @@ fn typed_messages_report_the_first_mismatch_in_member_order() {
     assert!(!smollm3::Message::fits(&m));
     assert!(smollm3::Message::from_map(&m).is_err());
 }
+
+retort::response_template!("fixtures/optional-name.json", name = optional_name);
+
+/// Everything a parser gives for `text` fed in `step`-character pieces
+/// (the whole text when `step` is 0): each call's events, what the message
+/// held after each call, the message (or the error) and the malformed
+/// regions, in the run-time form.
+type Run = (
+    Vec<Vec<retort::OwnedEvent>>,
+    Vec<retort::Map>,
+    Result<retort::Map, String>,
+    Vec<String>,
+);
+
+fn pieces(text: &str, step: usize) -> Vec<&str> {
+    if step == 0 {
+        vec![text]
+    } else {
+        retort_tests::char_pieces(text, step)
+    }
+}
+
+fn run_compiled(text: &str, step: usize, lenient: bool) -> Run {
+    let options = retort::ParserOptions::new().lenient(lenient);
+    let mut p = optional_name::Parser::with_options("<s>", options, None).unwrap();
+    let (mut events, mut so_far) = (Vec::new(), Vec::new());
+    for piece in pieces(text, step) {
+        match p.feed(piece) {
+            Ok(ev) => events.push(ev.untyped().to_vec()),
+            Err(e) => return (events, so_far, Err(e.message), Vec::new()),
+        }
+        so_far.push(p.engine().parsed_so_far());
+    }
+    let malformed =
+        |p: &optional_name::Parser| p.malformed().iter().map(|m| m.raw.clone()).collect();
+    match p.finalize() {
+        Ok((message, last)) => {
+            events.push(last.untyped().to_vec());
+            let Value::Map(message) = message.to_value() else {
+                panic!("not a dict")
+            };
+            (events, so_far, Ok(message), malformed(&p))
+        }
+        Err(e) => (events, so_far, Err(e.message), malformed(&p)),
+    }
+}
+
+fn run_runtime(t: &Template, text: &str, step: usize, lenient: bool) -> Run {
+    let options = retort::ParserOptions::new().lenient(lenient);
+    let mut p = t.parser_with("<s>", options, None).unwrap();
+    let (mut events, mut so_far) = (Vec::new(), Vec::new());
+    for piece in pieces(text, step) {
+        match p.feed(piece) {
+            Ok(ev) => events.push(ev.to_vec()),
+            Err(e) => return (events, so_far, Err(e.message), Vec::new()),
+        }
+        so_far.push(p.parsed_so_far());
+    }
+    let malformed = |p: &retort::Parser<'_>| p.malformed().iter().map(|m| m.raw.clone()).collect();
+    match p.finalize() {
+        Ok((message, last)) => {
+            events.push(last.to_vec());
+            (events, so_far, Ok(message), malformed(&p))
+        }
+        Err(e) => (events, so_far, Err(e.message), malformed(&p)),
+    }
+}
+
+/// Tool calls built straight into the generated structs give what the
+/// engine's transform gives: the message, each call's events (the close
+/// event's dict is made from the struct when read), the message so far,
+/// and, where a region needs the transform (a call without the `name`
+/// group raises its `KeyError`), the same error or, leniently, the same
+/// malformed region, with the calls built before it moved into the
+/// message's list and the calls after it built there.
+#[test]
+fn tool_calls_built_in_their_types_equal_the_transforms_dicts() {
+    let t = Template::from_json(
+        &std::fs::read_to_string(root().join("tests/fixtures/optional-name.json")).unwrap(),
+    )
+    .unwrap();
+    let texts = [
+        r#"<call name=a>{"x": 1}</call>hi<call name=b>[2, {"y": null}]</call>!<end>"#,
+        r#"<call name=a>{"x": 1}</call><call>{"y": 2}</call><call name=c>3</call><end>"#,
+        r#"<call>{"y": 2}</call><call name=c>3</call>tail<end>"#,
+        r#"<call name=a>{"x": 1}</call><call name=b>not json</call><end>"#,
+        r#"<call name=a>{"x": 1}</call><call name=b>{"open": "#,
+        "no calls<end>",
+    ];
+    let mut compared = 0;
+    for text in texts {
+        for lenient in [false, true] {
+            for step in [0, 1, 3, 7] {
+                let compiled = run_compiled(text, step, lenient);
+                let runtime = run_runtime(&t, text, step, lenient);
+                assert_eq!(
+                    compiled, runtime,
+                    "{text:?}, lenient {lenient}, step {step}"
+                );
+                compared += 1;
+            }
+        }
+    }
+    assert_eq!(compared, texts.len() * 8);
+    // The cases cover what they are about: calls that the types took, a
+    // region that needed the transform after them, and its error.
+    let (_, _, message, _) = run_runtime(&t, texts[0], 0, false);
+    let message = message.unwrap();
+    assert_eq!(message["tool_calls"].as_list().map(|l| l.len()), Some(2));
+    let (_, _, strict, _) = run_runtime(&t, texts[1], 0, false);
+    assert!(strict.unwrap_err().contains("KeyError"));
+    let (_, _, lenient, malformed) = run_runtime(&t, texts[1], 0, true);
+    assert_eq!(
+        lenient.unwrap()["tool_calls"].as_list().map(|l| l.len()),
+        Some(2)
+    );
+    assert_eq!(malformed, [r#"{"y": 2}"#]);
+}

@@ -43,6 +43,7 @@ mod diagnostic;
 pub mod lower;
 pub mod machine;
 mod module;
+pub mod regions;
 pub mod types;
 
 pub use builder::{Builder, Error, compile_templates};

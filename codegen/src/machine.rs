@@ -1328,6 +1328,10 @@ pub fn generate(
 
         #(#fns)*
 
+        impl #rt::HasRegions for Machine {
+            type Regions = Regions;
+        }
+
         impl #rt::Machine<'static> for Machine {
             #[inline(always)]
             fn template(self) -> &'static #rt::Template {

@@ -179,6 +179,7 @@ fn fields_code(
     members: &[Member],
     template: &Template,
     model: &Model,
+    typed: &[(String, Ident)],
     kr: &TokenStream,
 ) -> (TokenStream, TokenStream) {
     let mut checks = Vec::new();
@@ -188,6 +189,24 @@ fn fields_code(
         let key = &m.key;
         let plain = ty_tokens(&m.ty, model, kr);
         let field = template.field_index(key);
+        // A field the generated `Regions` builds: its values are there
+        // (the message's entry is an empty list, in the dict's order),
+        // unless a region needed the engine's transform, which moved them
+        // all into the entry.
+        if let (Some(i), Some((_, member))) = (field, typed.iter().find(|(k, _)| k == key)) {
+            checks.push(quote! {
+                fields.get(#i).is_none_or(|value| value.is_empty_value()
+                    || <#plain as #kr::Typed>::fits(value))
+            });
+            reads.push(quote! {
+                #ident: if regions.#member.is_empty() {
+                    #kr::convert_optional(fields.take(#i).filter(|value| !value.is_empty_value()), #key)?
+                } else {
+                    ::core::option::Option::Some(::core::mem::take(&mut regions.#member))
+                }
+            });
+            continue;
+        }
         let default = template.defaults().get(key);
         // The default in typed form: a string literal directly, anything
         // else converted from the template's own copy.
@@ -341,7 +360,8 @@ pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream
     let message_name = format_ident!("Message");
     let (decls, read, writes, fits) =
         members_code(&message_name, &model.message, &model, &kr, &kr_str);
-    let (fields_fit, fields_read) = fields_code(&model.message, template, &model, &kr);
+    let (regions, typed) = crate::regions::generate(template, &model, &kr);
+    let (fields_fit, fields_read) = fields_code(&model.message, template, &model, &typed, &kr);
     let content = model
         .message
         .iter()
@@ -439,6 +459,8 @@ pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream
 
             #(#struct_items)*
 
+            #regions
+
             #[doc = #message_doc]
             #[derive(Clone, Debug, PartialEq, #kr::serde::Serialize)]
             #[serde(crate = #serde_crate)]
@@ -471,10 +493,12 @@ pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream
                 }
 
                 /// Reads a message from the values of its fields, as the
-                /// parser built them: by field, without the dict. The
-                /// template's defaults are applied and empty values left
-                /// out, as in the run-time form.
-                pub fn from_fields(mut fields: #kr::FieldValues) -> ::core::result::Result<Message, #kr::Mismatch> {
+                /// parser built them: by field, without the dict, with the
+                /// values built in this template's types taken from
+                /// `regions`. The template's defaults are applied and empty
+                /// values left out, as in the run-time form.
+                pub fn from_fields(mut fields: #kr::FieldValues, mut regions: Regions) -> ::core::result::Result<Message, #kr::Mismatch> {
+                    let _ = &mut regions;
                     #fields_read
                 }
 
@@ -560,9 +584,10 @@ pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream
 
                 /// Ends the generation: the typed message and the last events.
                 pub fn finalize(&mut self) -> ::core::result::Result<(Message, #kr::TypedEvents<'_, Field>), #kr::ParseError> {
-                    let (fields, events) = self.inner.finalize_fields()?;
+                    let (mut fields, regions, events) = self.inner.finalize_typed()?;
                     if !Message::fields_fit(&fields) {
                         // Keep the message whole in the error; find where.
+                        regions.into_fields(&mut fields);
                         let map = fields.into_map(template());
                         return match Message::from_map(&map) {
                             ::core::result::Result::Err(m) => ::core::result::Result::Err(#kr::mismatch_error(m, &map)),
@@ -570,7 +595,7 @@ pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream
                                 #kr::Mismatch { path: ::std::string::String::new(), expected: "Message", found: "dict" }, &map)),
                         };
                     }
-                    match Message::from_fields(fields) {
+                    match Message::from_fields(fields, regions) {
                         ::core::result::Result::Ok(message) => ::core::result::Result::Ok((message, events.typed())),
                         ::core::result::Result::Err(m) => ::core::result::Result::Err(#kr::conversion_bug(m)),
                     }

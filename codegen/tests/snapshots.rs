@@ -2,7 +2,8 @@
 //! the machine — the parser's states compiled in (see `retort_codegen::machine`).
 //! Real templates (SmolLM3, Qwen3-Coder, gpt-oss) and one small fixture per
 //! feature: a literal-only template, a regex delimiter with a leading loop,
-//! captures, a lookbehind. A change to the generator shows up here as a
+//! captures, a lookbehind; and the code that builds tool calls in their
+//! generated structs. A change to the generator shows up here as a
 //! reviewable change.
 
 use proc_macro2::TokenStream;
@@ -91,4 +92,24 @@ fn features() {
 #[test]
 fn generation_is_deterministic() {
     assert_eq!(bundled("qwen3-coder.json"), bundled("qwen3-coder.json"));
+}
+
+/// The code that builds tool calls in their generated structs (see
+/// `retort_codegen::regions`): gpt-oss's (a literal, a named group and
+/// `{content}` in a nested struct) and SmolLM3's (`{content}` as the whole
+/// `function`).
+#[test]
+fn typed_regions() {
+    let mut out = String::new();
+    for file in ["gpt-oss.json", "smollm3.json"] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../templates")
+            .join(file);
+        let t = Template::from_json(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let model = retort_codegen::types::derive(&t);
+        let (tokens, _) = retort_codegen::regions::generate(&t, &model, &quote!(__rt));
+        out.push_str(&format!("// {file}\n"));
+        out.push_str(&retort_codegen::format(&tokens).expect("the generated code parses"));
+    }
+    insta::assert_snapshot!(out);
 }

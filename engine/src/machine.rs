@@ -35,6 +35,7 @@
 
 use crate::scan::stream::{Advance, StartMemo, StreamScan};
 use crate::template::Template;
+use crate::value::Value;
 use std::fmt::Debug;
 
 /// Where the first delimiter of a literal watch set lies in a text.
@@ -64,7 +65,7 @@ pub enum LiteralHit {
 
 /// A template as the parser runs it: the IR and, for compiled templates,
 /// code specialised to it. See the module documentation.
-pub trait Machine<'t>: Copy + Debug {
+pub trait Machine<'t>: Copy + Debug + HasRegions {
     /// The template's IR.
     fn template(self) -> &'t Template;
 
@@ -207,5 +208,103 @@ impl<'t> Machine<'t> for &'t Template {
     #[inline(always)]
     fn template(self) -> &'t Template {
         self
+    }
+}
+
+/// Where a machine's parser keeps the values of regions the machine builds
+/// in its own types.
+///
+/// A trait of its own, without the template's lifetime: the parser names
+/// the type in a field, and a projection through `Machine<'t>` would tie
+/// the parser's auto traits to that lifetime (an `async` block holding a
+/// run-time parser would no longer be `Send`).
+pub trait HasRegions {
+    /// The values' home (see [`TypedRegions`]); [`NoRegions`] for a
+    /// machine that builds none.
+    type Regions: TypedRegions;
+}
+
+/// The run-time machine builds no region in types of its own.
+impl HasRegions for &Template {
+    type Regions = NoRegions;
+}
+
+/// The values of closed regions that a compiled template builds straight
+/// into its generated types (a tool call's JSON into its `ToolCalls`
+/// struct), instead of the engine building the transform's dict for the
+/// typed message to take apart at `finalize`.
+///
+/// The parser asks for it only for a field that [`TypedRegions::takes`],
+/// that `repeats` without `join`, has no default, and only when no
+/// `tools=` coercion applies; the message then keeps an empty list in the
+/// field's place (so that the dict's order and the required-field check
+/// are as before) and the values live here, in order. A region event's
+/// value is made from the typed value when someone reads it
+/// ([`RegionValues::value`]).
+///
+/// Not a stable API (see the module documentation): generated code
+/// implements it, and for every input the values it builds must be the
+/// ones the engine's transform builds (`value` must give exactly the
+/// transform's dict, key order included), or decline (`close` hands the
+/// parsed value back and the engine's transform runs).
+pub trait TypedRegions: RegionValues + Clone + Debug + Default + Send + Sync {
+    /// Whether regions of field `f` are built here (a constant per field,
+    /// so that the test folds away).
+    fn takes(f: usize) -> bool;
+
+    /// Builds the value of a closed region of field `f` from what its
+    /// content parser made of it and the region's named groups (a later
+    /// group of a name wins, as in the reference's scope dict). Returns the
+    /// value's index among the field's values, or `parsed` back when this
+    /// region needs the engine's transform (a placeholder whose group did
+    /// not take part, a content value of another shape).
+    fn close(
+        &mut self,
+        f: usize,
+        parsed: Value,
+        captures: &[(String, String)],
+    ) -> Result<usize, Value>;
+
+    /// How many values field `f` holds here.
+    fn count(&self, f: usize) -> usize;
+
+    /// Moves field `f`'s values out as run-time values, in order.
+    fn spill(&mut self, f: usize) -> Vec<Value>;
+}
+
+/// The run-time form of values kept in a compiled template's types: what a
+/// region event borrows.
+pub trait RegionValues {
+    /// Value `j` of field `f` as the engine's transform would have built
+    /// it (`Null` if there is none).
+    fn value(&self, f: usize, j: usize) -> Value;
+}
+
+/// The regions of a machine that builds none in its own types.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoRegions;
+
+impl RegionValues for NoRegions {
+    fn value(&self, _: usize, _: usize) -> Value {
+        Value::Null
+    }
+}
+
+impl TypedRegions for NoRegions {
+    #[inline(always)]
+    fn takes(_: usize) -> bool {
+        false
+    }
+
+    fn close(&mut self, _: usize, parsed: Value, _: &[(String, String)]) -> Result<usize, Value> {
+        Err(parsed)
+    }
+
+    fn count(&self, _: usize) -> usize {
+        0
+    }
+
+    fn spill(&mut self, _: usize) -> Vec<Value> {
+        Vec::new()
     }
 }

@@ -5,7 +5,7 @@
 pub use crate::content::ContentSpec;
 pub use crate::error::{ParseError, ParseErrorKind};
 pub use crate::event::{Event, OwnedEvent};
-pub use crate::machine::{LiteralHit, Machine};
+pub use crate::machine::{HasRegions, LiteralHit, Machine, NoRegions, RegionValues, TypedRegions};
 pub use crate::parser::{
     Events, FieldValues, Malformed, OpenRegion, Parser, ParserOptions, TypedEvents,
 };

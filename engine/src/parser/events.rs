@@ -34,6 +34,54 @@ pub(super) enum ValueSlot {
     /// The message's entry of the field at this index; with `Some(j)`,
     /// item `j` of the list there (`repeats`).
     Output(usize, Option<usize>),
+    /// Value `item` of `field` among those the machine built in its own
+    /// types, made into a run-time value in `cells[cell]` when read.
+    Typed { field: u16, item: u32, cell: u32 },
+}
+
+/// The message being built and the values this call's close events point
+/// at: those moved aside, and the run-time form of the values the machine
+/// builds in its own types ([`TypedRegions`]), a cell per close event,
+/// filled when the event is read and emptied at the next call.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Kept<R> {
+    /// The message so far, by field.
+    pub(super) output: FieldValues,
+    /// Values of this call's close events moved out of the message.
+    pub(super) values: Vec<Value>,
+    /// The values of regions the machine builds in its own types.
+    pub(super) regions: R,
+    pub(super) cells: Vec<std::sync::OnceLock<Value>>,
+}
+
+impl<R: TypedRegions> Kept<R> {
+    /// The run-time form of value `j` of field `f`, made once into cell `c`.
+    pub(super) fn cell(&self, f: usize, j: usize, c: usize) -> Option<&Value> {
+        let cell = self.cells.get(c)?;
+        Some(cell.get_or_init(|| self.regions.value(f, j)))
+    }
+}
+
+/// [`Kept`] as the events see it, whatever the machine.
+pub(super) trait KeptValues: Sync + std::fmt::Debug {
+    /// The value a close event's slot points at.
+    fn value(&self, slot: ValueSlot) -> Option<&Value>;
+}
+
+impl<R: TypedRegions> KeptValues for Kept<R> {
+    fn value(&self, slot: ValueSlot) -> Option<&Value> {
+        match slot {
+            ValueSlot::Aside(i) => self.values.get(i),
+            ValueSlot::Output(k, item) => match (self.output.get(k), item) {
+                (Some(v), None) => Some(v),
+                (Some(Value::List(items)), Some(j)) => items.get(j),
+                _ => None,
+            },
+            ValueSlot::Typed { field, item, cell } => {
+                self.cell(field as usize, item as usize, cell as usize)
+            }
+        }
+    }
 }
 
 /// A parameter of an `xml-inline` region, decided as the region streamed
@@ -58,8 +106,7 @@ pub struct Events<'p> {
     pub(super) params: &'p [Param],
     pub(super) raw: &'p [RawEvent],
     pub(super) malformed: &'p [Malformed],
-    pub(super) values: &'p [Value],
-    pub(super) output: &'p FieldValues,
+    pub(super) kept: &'p dyn KeptValues,
     /// The text the chunks of this call lie in, starting at absolute
     /// offset `src_base`: the caller's piece or the parser's buffer.
     pub(super) src: &'p str,
@@ -114,17 +161,9 @@ impl<'p> Events<'p> {
 
     fn value(&self, slot: ValueSlot) -> &'p Value {
         static MISSING: Value = Value::Null;
-        let found = match slot {
-            ValueSlot::Aside(i) => self.values.get(i),
-            ValueSlot::Output(k, item) => match (self.output.get(k), item) {
-                (Some(v), None) => Some(v),
-                (Some(Value::List(items)), Some(j)) => items.get(j),
-                _ => None,
-            },
-        };
         // Slots are made together with the values they point at, so the
         // lookup always succeeds.
-        found.unwrap_or(&MISSING)
+        self.kept.value(slot).unwrap_or(&MISSING)
     }
 
     /// The events with their fields typed as `F` (a generated `Field` enum).

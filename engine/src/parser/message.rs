@@ -119,15 +119,50 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                 && let ValueSlot::Output(k, item) = *value
                 && which(k)
             {
-                let v = match (self.output.get(k), item) {
+                let v = match (self.kept.output.get(k), item) {
                     (Some(v), None) => v.clone(),
                     (Some(Value::List(items)), Some(j)) => {
                         items.get(j).cloned().unwrap_or(Value::Null)
                     }
                     _ => Value::Null,
                 };
-                self.values.push(v);
-                *value = ValueSlot::Aside(self.values.len() - 1);
+                self.kept.values.push(v);
+                *value = ValueSlot::Aside(self.kept.values.len() - 1);
+            }
+        }
+    }
+
+    /// Moves the values of field `k` that the machine built in its own
+    /// types into the message's list, at the same indices, and points this
+    /// call's events at them there.
+    pub(super) fn spill_typed_field(&mut self, k: usize) {
+        if self.kept.regions.count(k) == 0 {
+            return;
+        }
+        let items = self.kept.regions.spill(k);
+        match self.kept.output.get_mut(k) {
+            Some(Value::List(list)) if list.is_empty() => *list = items,
+            _ => self
+                .kept
+                .output
+                .set(k, self.t.fields.len(), Value::List(items)),
+        }
+        for r in &mut self.raw {
+            if let RawEvent::Close { value, .. } = r
+                && let ValueSlot::Typed { field, item, .. } = *value
+                && field as usize == k
+            {
+                *value = ValueSlot::Output(k, Some(item as usize));
+            }
+        }
+    }
+
+    /// [`Parser::spill_typed_field`] for every field: the message as the
+    /// engine builds it.
+    pub(super) fn spill_typed(&mut self) {
+        for k in 0..self.t.fields.len() {
+            if M::Regions::takes(k) {
+                self.spill_typed_field(k);
             }
         }
     }
@@ -179,7 +214,58 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             Value::Map(map)
         });
         self.end_params();
-        let field = &self.t.fields[f as usize];
+        let t = self.t;
+        let field = &t.fields[f as usize];
+        let k = f as usize;
+        let n = t.fields.len();
+        let mut streamed = streamed;
+        // A region the machine builds in its own types (a compiled
+        // template's tool call): its value goes there, without the
+        // transform's dict. The field's values are all there or all in the
+        // message, so a field with values in the message stays there.
+        if M::Regions::takes(k)
+            && self.tools.is_none()
+            && field.repeats
+            && field.join.is_none()
+            && !field.transform_each
+            && (self.kept.regions.count(k) > 0
+                || !self.kept.output.contains(k) && !t.defaults.contains_key(&field.name))
+        {
+            let parsed = match streamed.take() {
+                Some(parsed) => parsed,
+                None => field
+                    .content
+                    .parse(&self.body)
+                    .map_err(|e| self.field_error(&field.name, e.to_string()))?,
+            };
+            match self.kept.regions.close(k, parsed, &self.captures) {
+                Ok(j) => {
+                    if !self.kept.output.contains(k) {
+                        // The dict's entry, for its order and for the
+                        // required-field check; the values are typed.
+                        self.kept.output.set(k, n, Value::List(Vec::new()));
+                    }
+                    self.kept.cells.push(std::sync::OnceLock::new());
+                    let slot = ValueSlot::Typed {
+                        field: f,
+                        item: u32::try_from(j).unwrap_or(u32::MAX),
+                        cell: u32::try_from(self.kept.cells.len() - 1).unwrap_or(u32::MAX),
+                    };
+                    self.raw.push(RawEvent::Close {
+                        field: f,
+                        value: slot,
+                    });
+                    self.reset_to_implicit();
+                    return Ok(());
+                }
+                // This region needs the engine's transform: the field's
+                // values move into the message, where this one joins them.
+                Err(parsed) => {
+                    self.spill_typed_field(k);
+                    streamed = Some(parsed);
+                }
+            }
+        }
         let value = match streamed {
             Some(parsed) => finish_parsed(
                 parsed,
@@ -217,9 +303,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             .map_err(|e| self.field_error(&field.name, e.to_string()))?,
         };
         let name = &field.name;
-        let k = f as usize;
-        let n = self.t.fields.len();
-        let existing = self.output.contains(k);
+        let existing = self.kept.output.contains(k);
         let slot = if let Some(sep) = &field.join {
             let Value::Str(piece) = value else {
                 let message = format!(
@@ -232,7 +316,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             // as no previous value; any other previous value must be a
             // string to concatenate.
             let previous = match existing {
-                true => self.output.get(k),
+                true => self.kept.output.get(k),
                 false => self.t.defaults.get(name),
             };
             match previous {
@@ -240,7 +324,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                     if existing {
                         self.detach(|i| i == k);
                     }
-                    self.output.set(k, n, Value::Str(piece));
+                    self.kept.output.set(k, n, Value::Str(piece));
                     ValueSlot::Output(k, None)
                 }
                 Some(Value::Str(prev)) => {
@@ -251,9 +335,9 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                     if existing {
                         self.detach(|i| i == k);
                     }
-                    self.output.set(k, n, Value::Str(joined));
-                    self.values.push(Value::Str(piece));
-                    ValueSlot::Aside(self.values.len() - 1)
+                    self.kept.output.set(k, n, Value::Str(joined));
+                    self.kept.values.push(Value::Str(piece));
+                    ValueSlot::Aside(self.kept.values.len() - 1)
                 }
                 Some(other) => {
                     // The reference evaluates `previous + join + value`, so
@@ -277,9 +361,9 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                     Some(default) => default.clone(),
                     None => Value::List(Vec::new()),
                 };
-                self.output.set(k, n, start);
+                self.kept.output.set(k, n, start);
             }
-            match self.output.get_mut(k) {
+            match self.kept.output.get_mut(k) {
                 Some(Value::List(items)) => {
                     items.push(value);
                     ValueSlot::Output(k, Some(items.len() - 1))
@@ -290,15 +374,15 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                     return Err(self.field_error(name, message));
                 }
                 None => {
-                    self.values.push(value);
-                    ValueSlot::Aside(self.values.len() - 1)
+                    self.kept.values.push(value);
+                    ValueSlot::Aside(self.kept.values.len() - 1)
                 }
             }
         } else {
             if existing {
                 self.detach(|i| i == k);
             }
-            self.output.set(k, n, value);
+            self.kept.output.set(k, n, value);
             ValueSlot::Output(k, None)
         };
         self.raw.push(RawEvent::Close {

@@ -28,7 +28,7 @@
 use crate::content::ParamStream;
 pub use crate::error::{ParseError, ParseErrorKind};
 use crate::event::{Event, OwnedEvent};
-use crate::machine::{LiteralHit, Machine};
+use crate::machine::{HasRegions, LiteralHit, Machine, TypedRegions};
 use crate::scan::delimiter::Delimiter;
 use crate::scan::guards::GuardState;
 use crate::scan::stream::{
@@ -48,7 +48,7 @@ mod options;
 mod prefix;
 
 pub use events::{Events, EventsIter, Param, TypedEvents, TypedEventsIter};
-use events::{RawEvent, ValueSlot};
+use events::{Kept, RawEvent, ValueSlot};
 pub use fields::FieldValues;
 pub use open_region::OpenRegion;
 pub use options::{Limits, Malformed, ParserOptions};
@@ -124,7 +124,7 @@ enum AfterHold {
 /// Created by [`Template::parser`]; feed it text with [`Parser::feed`] and
 /// end with [`Parser::finalize`].
 #[derive(Clone, Debug)]
-pub struct Parser<'t, M = &'t Template> {
+pub struct Parser<'t, M: HasRegions = &'t Template> {
     /// The machine: the template, and code specialised to it.
     m: M,
     /// `m.template()`, kept at hand.
@@ -137,8 +137,9 @@ pub struct Parser<'t, M = &'t Template> {
     body: String,
     body_start: usize,
     captures: Vec<(String, String)>,
-    /// The message so far, by field.
-    output: FieldValues,
+    /// The message so far, and the values this call's close events point
+    /// at.
+    kept: Kept<M::Regions>,
     scan: StreamScan,
     guards: GuardState,
     stuck: bool,
@@ -151,7 +152,6 @@ pub struct Parser<'t, M = &'t Template> {
     /// endless loops.
     idle_commits: usize,
     raw: Vec<RawEvent>,
-    values: Vec<Value>,
     initial: Vec<OwnedEvent>,
     /// A partial UTF-8 sequence left over by [`Parser::feed_bytes`].
     pending_utf8: Vec<u8>,
@@ -267,7 +267,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             body: String::new(),
             body_start: 0,
             captures: Vec::new(),
-            output: FieldValues::default(),
+            kept: Kept::default(),
             scan: StreamScan::default(),
             guards: GuardState::default(),
             stuck: false,
@@ -276,7 +276,6 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             failed: None,
             idle_commits: 0,
             raw: Vec::new(),
-            values: Vec::new(),
             initial: Vec::new(),
             pending_utf8: Vec::new(),
             options,
@@ -304,7 +303,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             let events = p.events(p.text.hay());
             p.initial = events.to_vec();
             p.raw.clear();
-            p.values.clear();
+            p.kept.values.clear();
         }
         p.output_start = p.text.len();
         let ws = p.watch_set();
@@ -628,8 +627,8 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     /// store stalls the pipeline).
     #[inline(always)]
     fn clear_lists(&mut self) {
-        if !self.values.is_empty() {
-            self.values.clear();
+        if !self.kept.values.is_empty() {
+            self.kept.values.clear();
         }
         if !self.param_log.is_empty() {
             self.param_log.clear();
@@ -881,7 +880,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     /// Ends the generation: settles what was held, closes the open region,
     /// checks required fields, and returns the message with the last events.
     pub fn finalize(&mut self) -> Result<(Map, Events<'_>), ParseError> {
-        let message = self.end(true)?.into_map(self.t);
+        let message = self.end(true, true)?.into_map(self.t);
         Ok((message, self.events(self.text.hay())))
     }
 
@@ -890,8 +889,28 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     /// ([`FieldValues::into_map`] does both): what a compiled template's
     /// typed message is built from, without the dict.
     pub fn finalize_fields(&mut self) -> Result<(FieldValues, Events<'_>), ParseError> {
-        let fields = self.end(true)?;
+        let fields = self.end(true, true)?;
         Ok((fields, self.events(self.text.hay())))
+    }
+
+    /// [`Parser::finalize_fields`] for the machine's own types: the fields
+    /// the machine builds typed ([`TypedRegions`]) are in the returned
+    /// regions (their entries in the values are empty lists, in the dict's
+    /// order), the rest in the values.
+    pub fn finalize_typed(&mut self) -> Result<(FieldValues, M::Regions, Events<'_>), ParseError> {
+        let fields = self.end(true, false)?;
+        // The last events' typed values are made now: the regions move out.
+        for r in &self.raw {
+            if let RawEvent::Close {
+                value: ValueSlot::Typed { field, item, cell },
+                ..
+            } = *r
+            {
+                self.kept.cell(field as usize, item as usize, cell as usize);
+            }
+        }
+        let regions = std::mem::take(&mut self.kept.regions);
+        Ok((fields, regions, self.events(self.text.hay())))
     }
 
     /// [`Parser::finalize`] for a caller that does not read the last events:
@@ -899,12 +918,14 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     /// (the message holds them), which halves the memory a long last region
     /// needs at the end.
     pub fn finalize_message(&mut self) -> Result<Map, ParseError> {
-        let message = self.end(false)?.into_map(self.t);
+        let message = self.end(false, true)?.into_map(self.t);
         self.raw.clear();
         Ok(message)
     }
 
-    fn end(&mut self, keep_events: bool) -> Result<FieldValues, ParseError> {
+    /// Settles the end of the generation and moves the message's values
+    /// out; with `spill`, the values the machine built typed among them.
+    fn end(&mut self, keep_events: bool, spill: bool) -> Result<FieldValues, ParseError> {
         self.quick = None;
         self.begin_call()?;
         if !self.pending_utf8.is_empty() {
@@ -931,7 +952,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             .iter()
             .enumerate()
             .filter(|&(i, f)| {
-                !f.optional && !self.output.contains(i) && !defaults.contains_key(&f.name)
+                !f.optional && !self.kept.output.contains(i) && !defaults.contains_key(&f.name)
             })
             .map(|(_, f)| f.name.clone())
             .collect();
@@ -963,6 +984,9 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             }
         }
         self.finalized = true;
+        if spill {
+            self.spill_typed();
+        }
         // The last events must not point into the message, which moves out.
         if keep_events {
             self.detach(|_| true);
@@ -971,7 +995,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         // values of other keys at the end; that is applied when the message
         // is made (`FieldValues::into_map`), or by a compiled template's
         // typed message.
-        Ok(std::mem::take(&mut self.output))
+        Ok(std::mem::take(&mut self.kept.output))
     }
 
     /// Runs `f` over the buffered text (taken out of `self` meanwhile, so
@@ -1002,7 +1026,8 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             });
         }
         self.raw.clear();
-        self.values.clear();
+        self.kept.values.clear();
+        self.kept.cells.clear();
         self.param_log.clear();
         let keep = if self.t.needs_history {
             0
@@ -1034,8 +1059,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             params: &self.param_log,
             raw: &self.raw,
             malformed: &self.malformed,
-            values: &self.values,
-            output: &self.output,
+            kept: &self.kept,
             src: src.text,
             src_base: src.base,
             t: self.t,

@@ -7,6 +7,8 @@
 
 use super::Parser;
 use crate::Machine;
+use crate::Value;
+use crate::machine::{RegionValues, TypedRegions};
 
 /// The region a parser has open: its field and what its open delimiter
 /// captured.
@@ -53,6 +55,16 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     /// defaults and drops empty values. After an error (a required field
     /// missing at the end, say) this is what was parsed before it.
     pub fn parsed_so_far(&self) -> crate::Map {
-        self.output.to_map(self.t)
+        let mut map = self.kept.output.to_map(self.t);
+        for (k, field) in self.t.fields.iter().enumerate() {
+            let count = self.kept.regions.count(k);
+            if M::Regions::takes(k)
+                && count > 0
+                && let Some(v) = map.get_mut(&field.name)
+            {
+                *v = Value::List((0..count).map(|j| self.kept.regions.value(k, j)).collect());
+            }
+        }
+        map
     }
 }

@@ -1,0 +1,321 @@
+//! Tool calls (and any other repeated region with a transform) built
+//! straight into the template's generated structs.
+//!
+//! The engine closes a region by parsing its text, applying the field's
+//! transform to build a dict (`{"type": "function", "function": {...}}`),
+//! and appending it to the message's list; a compiled parser's typed
+//! message then took those dicts apart again into its structs. For a field
+//! whose transform is a dict of literals, captures and `{content}`, the
+//! generated `Regions` (the engine's `TypedRegions`) builds the struct from
+//! the parsed content and the captures directly: no dict, no key strings,
+//! no second pass. The dict is made from the struct only if a region event's
+//! value is read.
+//!
+//! The builder gives exactly the transform's value or declines: it hands
+//! the parsed value back (and the engine's transform runs, with its errors)
+//! when a placeholder's group is missing from the region's captures or the
+//! content is not of the type the struct holds.
+
+use crate::types::{Model, Presence, Ty};
+use proc_macro2::{Ident, Literal, TokenStream};
+use quote::{format_ident, quote};
+use retort::Template;
+use retort::Value;
+use retort::template::Field;
+use retort::transform::Node;
+
+/// One field whose values the generated code builds.
+struct TypedField {
+    /// The field's index.
+    index: usize,
+    /// The `Regions` member holding its values.
+    member: Ident,
+    /// The item type (a generated struct).
+    item: TokenStream,
+    /// The builder's body: `parsed: Value` and `captures` to `Result<item,
+    /// Value>`.
+    build: TokenStream,
+}
+
+/// The code that builds one transform.
+struct Builder<'a> {
+    model: &'a Model,
+    kr: &'a TokenStream,
+    /// The named groups of the field's delimiters.
+    groups: Vec<String>,
+    /// Checks that run before anything is built (so that declining hands
+    /// the parsed value back untouched).
+    checks: Vec<TokenStream>,
+    /// Groups already looked up, with their locals.
+    locals: Vec<(String, Ident)>,
+    /// Whether `{content}` was used (it is moved, so once at most).
+    content_used: bool,
+}
+
+impl Builder<'_> {
+    /// The expression building `node` as a value of type `ty`, if the
+    /// generated code can build it exactly as the transform does.
+    fn expr(&mut self, node: &Node, ty: &Ty) -> Option<TokenStream> {
+        let kr = self.kr;
+        match (node, ty) {
+            (Node::Map(entries), Ty::Struct(s)) => {
+                let def = &self.model.structs[*s];
+                if def.members.len() != entries.len() {
+                    return None;
+                }
+                let name = format_ident!("{}", def.name);
+                let mut inits = Vec::with_capacity(entries.len());
+                for ((key, child), member) in entries.iter().zip(&def.members) {
+                    if *key != member.key || member.presence != Presence::Always {
+                        return None;
+                    }
+                    let ident = format_ident!("{}", member.ident);
+                    let e = self.expr(child, &member.ty)?;
+                    inits.push(quote!(#ident: #e));
+                }
+                Some(quote!(#name { #(#inits,)* }))
+            }
+            (Node::Literal(Value::Str(s)), Ty::Str) => {
+                Some(quote!(::std::string::String::from(#s)))
+            }
+            (Node::Literal(Value::Bool(b)), Ty::Bool) => Some(quote!(#b)),
+            (Node::Literal(Value::Int(i)), Ty::Int) => {
+                let lit = Literal::i64_suffixed(*i);
+                Some(quote!(#kr::Int::I64(#lit)))
+            }
+            // `{content}`: the scope's `content` comes before any group of
+            // that name, and a placeholder used once moves it.
+            (Node::Placeholder { root, keys, .. }, _) if keys.is_empty() && root == "content" => {
+                if self.content_used {
+                    return None;
+                }
+                self.content_used = true;
+                match ty {
+                    Ty::Any => Some(quote!(parsed)),
+                    Ty::Map => {
+                        self.checks.push(quote! {
+                            let parsed = match parsed {
+                                #kr::Value::Map(map) => map,
+                                other => return ::core::result::Result::Err(other),
+                            };
+                        });
+                        Some(quote!(parsed))
+                    }
+                    _ => None,
+                }
+            }
+            // A named group: its text (the last group of that name).
+            (Node::Placeholder { root, keys, .. }, Ty::Str | Ty::Any)
+                if keys.is_empty() && self.groups.iter().any(|g| g == root) =>
+            {
+                let local = self.group(root);
+                Some(match ty {
+                    Ty::Str => quote!(::std::string::String::from(#local)),
+                    _ => quote!(#kr::Value::Str(::std::string::String::from(#local))),
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// The local holding group `root`'s text, looked up once; a region
+    /// without it declines.
+    fn group(&mut self, root: &str) -> Ident {
+        if let Some((_, local)) = self.locals.iter().find(|(g, _)| g == root) {
+            return local.clone();
+        }
+        let local = format_ident!("group_{}", self.locals.len());
+        self.checks.push(quote! {
+            let ::core::option::Option::Some(#local) = captures
+                .iter()
+                .rev()
+                .find(|(name, _)| name == #root)
+                .map(|(_, text)| text.as_str())
+            else {
+                return ::core::result::Result::Err(parsed);
+            };
+        });
+        self.locals.push((root.to_owned(), local.clone()));
+        local
+    }
+}
+
+/// The field's values as the generated code builds them, if it can: a
+/// field that `repeats` (without `join` or a default), whose transform
+/// (not per item) is a dict the types made a struct of, of literals,
+/// groups and one `{content}`.
+fn typed_field(
+    t: &Template,
+    model: &Model,
+    index: usize,
+    f: &Field,
+    kr: &TokenStream,
+) -> Option<TypedField> {
+    if !f.repeats || f.join.is_some() || f.transform_each || t.defaults().contains_key(&f.name) {
+        return None;
+    }
+    let transform = f.transform.as_ref()?;
+    let member = model.message.iter().find(|m| m.key == f.name)?;
+    let Ty::List(item) = &member.ty else {
+        return None;
+    };
+    let Ty::Struct(s) = **item else {
+        return None;
+    };
+    let mut groups = Vec::new();
+    for d in [f.open, f.close].into_iter().flatten() {
+        for (name, _) in t.delimiter(d as usize).regex.group_names() {
+            groups.push(name.clone());
+        }
+    }
+    let mut b = Builder {
+        model,
+        kr,
+        groups,
+        checks: Vec::new(),
+        locals: Vec::new(),
+        content_used: false,
+    };
+    let value = b.expr(transform.node(), item)?;
+    let checks = &b.checks;
+    // Without `{content}` the transform drops the parsed value.
+    let drop_content = (!b.content_used).then(|| quote!(let _ = parsed;));
+    let build = quote! {
+        #(#checks)*
+        #drop_content
+        ::core::result::Result::Ok(#value)
+    };
+    let name = format_ident!("{}", model.structs[s].name);
+    Some(TypedField {
+        index,
+        member: format_ident!("field_{}", index),
+        item: quote!(#name),
+        build,
+    })
+}
+
+/// The module's `Regions` type (the machine's `TypedRegions`), and for
+/// each member of the message that it holds, the member's key and the
+/// `Regions` member: `Message::from_fields` reads those from it.
+pub fn generate(
+    t: &Template,
+    model: &Model,
+    kr: &TokenStream,
+) -> (TokenStream, Vec<(String, Ident)>) {
+    let fields: Vec<TypedField> = t
+        .fields()
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| typed_field(t, model, i, f, kr))
+        .collect();
+    let members: Vec<&Ident> = fields.iter().map(|f| &f.member).collect();
+    let items: Vec<&TokenStream> = fields.iter().map(|f| &f.item).collect();
+    let indices: Vec<usize> = fields.iter().map(|f| f.index).collect();
+    let builders: Vec<Ident> = fields
+        .iter()
+        .map(|f| format_ident!("build_{}", f.index))
+        .collect();
+    let bodies: Vec<&TokenStream> = fields.iter().map(|f| &f.build).collect();
+    let docs: Vec<String> = fields
+        .iter()
+        .map(|f| {
+            format!(
+                " The values of `{}`, built from each region's parsed content and named groups as its transform builds them.",
+                t.fields()[f.index].name
+            )
+        })
+        .collect();
+    let read: Vec<(String, Ident)> = fields
+        .iter()
+        .map(|f| (t.fields()[f.index].name.clone(), f.member.clone()))
+        .collect();
+    let code = quote! {
+        /// The values of regions this template builds in its own types
+        /// (tool calls straight into their structs, without the
+        /// transform's dict), as the parser keeps them until `finalize`.
+        #[derive(Clone, Debug, Default)]
+        pub struct Regions {
+            #(#[doc = #docs] #members: ::std::vec::Vec<#items>,)*
+        }
+
+        #(
+            #[inline]
+            fn #builders(
+                parsed: #kr::Value,
+                captures: &[(::std::string::String, ::std::string::String)],
+            ) -> ::core::result::Result<#items, #kr::Value> {
+                let _ = captures;
+                #bodies
+            }
+        )*
+
+        impl #kr::RegionValues for Regions {
+            fn value(&self, f: usize, j: usize) -> #kr::Value {
+                let _ = j;
+                match f {
+                    #(#indices => self.#members.get(j).map_or(#kr::Value::Null, #kr::Typed::to_value),)*
+                    _ => #kr::Value::Null,
+                }
+            }
+        }
+
+        impl #kr::TypedRegions for Regions {
+            #[inline(always)]
+            fn takes(f: usize) -> bool {
+                let _ = f;
+                false #(|| f == #indices)*
+            }
+
+            #[inline]
+            fn close(
+                &mut self,
+                f: usize,
+                parsed: #kr::Value,
+                captures: &[(::std::string::String, ::std::string::String)],
+            ) -> ::core::result::Result<usize, #kr::Value> {
+                let _ = captures;
+                match f {
+                    #(#indices => {
+                        let value = #builders(parsed, captures)?;
+                        self.#members.push(value);
+                        ::core::result::Result::Ok(self.#members.len() - 1)
+                    })*
+                    _ => ::core::result::Result::Err(parsed),
+                }
+            }
+
+            fn count(&self, f: usize) -> usize {
+                match f {
+                    #(#indices => self.#members.len(),)*
+                    _ => 0,
+                }
+            }
+
+            fn spill(&mut self, f: usize) -> ::std::vec::Vec<#kr::Value> {
+                match f {
+                    #(#indices => ::core::mem::take(&mut self.#members)
+                        .iter()
+                        .map(#kr::Typed::to_value)
+                        .collect(),)*
+                    _ => ::std::vec::Vec::new(),
+                }
+            }
+        }
+
+        impl Regions {
+            /// Puts the values back into the message's fields, as the
+            /// engine would have built them (for the dict form).
+            pub fn into_fields(mut self, fields: &mut #kr::FieldValues) {
+                #(
+                    if !self.#members.is_empty() {
+                        if let ::core::option::Option::Some(slot) = fields.get_mut(#indices) {
+                            *slot = #kr::Value::List(#kr::TypedRegions::spill(&mut self, #indices));
+                        }
+                    }
+                )*
+                let _ = (&mut self, fields);
+            }
+        }
+    };
+    (code, read)
+}
