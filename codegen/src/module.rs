@@ -168,7 +168,8 @@ fn members_code(
 }
 
 /// The message read from the values of its fields (what the parser built,
-/// see `Parser::finalize_fields`), by field index rather than by key.
+/// see `Parser::finalize_typed`), by field index rather than by key, and
+/// from the generated `Regions` for the fields built in their types.
 ///
 /// Returns a block telling whether `fields: &FieldValues` fits the message
 /// once the defaults are applied, and a block reading the message out of

@@ -23,6 +23,9 @@
 //! state ([`Machine::advance`]); for each delimiter with named groups whose
 //! pattern allows it, a reader of a settled match's groups that runs
 //! automata instead of the backtracking matcher ([`Machine::captures`]).
+//! Through [`HasRegions`], a generated machine also builds the values of
+//! tool-call regions in the template's generated structs instead of the
+//! engine's transform dicts ([`TypedRegions`]).
 //!
 //! # WARNING
 //!

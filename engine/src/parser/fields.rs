@@ -3,7 +3,7 @@
 //! The reference builds a dict keyed by field name. Keyed by index, a
 //! region's value is stored without copying the name or hashing it, and a
 //! compiled template's typed message is read by index (see
-//! [`Parser::finalize_fields`](super::Parser::finalize_fields)) instead of
+//! [`Parser::finalize_typed`](super::Parser::finalize_typed)) instead of
 //! by matching names. The dict's order is kept: the order in which fields
 //! were first written, which is where Python's dict keeps a key.
 

@@ -886,8 +886,10 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
 
     /// [`Parser::finalize`] with the message as the values of its fields,
     /// before the template's defaults are applied and empty values dropped
-    /// ([`FieldValues::into_map`] does both): what a compiled template's
-    /// typed message is built from, without the dict.
+    /// ([`FieldValues::into_map`] does both), the values the machine built
+    /// in its own types among them, as dicts. (A compiled template's typed
+    /// message is built from [`Parser::finalize_typed`], which leaves those
+    /// values in their types.)
     pub fn finalize_fields(&mut self) -> Result<(FieldValues, Events<'_>), ParseError> {
         let fields = self.end(true, true)?;
         Ok((fields, self.events(self.text.hay())))
