@@ -280,6 +280,16 @@ fn check(arg: &str, verbose: bool) -> Result<(), Failure> {
                 println!("  {key:<36} {how}");
             }
         }
+        // Where a field has a transform, what builds its values.
+        for (i, built) in retort_codegen::regions::plan(&t) {
+            let key = format!("{base}fields.{}.transform", t.fields()[i].name);
+            match built {
+                Ok(name) => println!(
+                    "  {key:<36} built as `{name}` by generated code (the engine's transform with `tools=` coercion, or for a region whose group took no part)"
+                ),
+                Err(why) => println!("  {key:<36} the engine's transform: {why}"),
+            }
+        }
     } else if !d.linear {
         println!(
             "note: some delimiters use the backtracking path (not linear-time); \

@@ -234,8 +234,25 @@ fn check_verbose_says_what_the_compiled_parser_runs_per_state() {
         .lines()
         .skip_while(|l| !l.starts_with("compiled parser"))
         .skip(1)
+        .filter(|l| !l.trim_start().starts_with("fields."))
         .collect();
     assert_eq!(states.len(), 3, "{text}");
+    // Its tool calls are built in their struct; Apriel's, a list per
+    // region (`transform_each`), by the engine's transform.
+    assert!(
+        text.contains(
+            "fields.tool_calls.transform          built as `ToolCalls` by generated code"
+        ),
+        "{text}"
+    );
+    let o = retort(&["check", "-v", "apriel"], b"");
+    assert!(
+        out(&o).contains(
+            "fields.tool_calls.transform          the engine's transform: `transform_each`"
+        ),
+        "{}",
+        out(&o)
+    );
     for name in [
         "inside `reasoning_content`",
         "inside `tool_calls`",

@@ -150,17 +150,33 @@ fn typed_field(
     index: usize,
     f: &Field,
     kr: &TokenStream,
-) -> Option<TypedField> {
-    if !f.repeats || f.join.is_some() || f.transform_each || t.defaults().contains_key(&f.name) {
-        return None;
+) -> Result<TypedField, &'static str> {
+    let Some(transform) = f.transform.as_ref() else {
+        return Err("no transform");
+    };
+    if f.transform_each {
+        return Err("`transform_each`");
     }
-    let transform = f.transform.as_ref()?;
-    let member = model.message.iter().find(|m| m.key == f.name)?;
+    if !f.repeats {
+        return Err("not `repeats`");
+    }
+    if f.join.is_some() {
+        return Err("`join`");
+    }
+    if t.defaults().contains_key(&f.name) {
+        return Err("a default");
+    }
+    let not_struct = "its value is not a dict of fixed keys";
+    let member = model
+        .message
+        .iter()
+        .find(|m| m.key == f.name)
+        .ok_or(not_struct)?;
     let Ty::List(item) = &member.ty else {
-        return None;
+        return Err(not_struct);
     };
     let Ty::Struct(s) = **item else {
-        return None;
+        return Err(not_struct);
     };
     let mut groups = Vec::new();
     for d in [f.open, f.close].into_iter().flatten() {
@@ -176,7 +192,9 @@ fn typed_field(
         locals: Vec::new(),
         content_used: false,
     };
-    let value = b.expr(transform.node(), item)?;
+    let value = b.expr(transform.node(), item).ok_or(
+        "a placeholder with keys, of no group, or `{content}` twice, or a literal other than a string, bool or int",
+    )?;
     let checks = &b.checks;
     // Without `{content}` the transform drops the parsed value.
     let drop_content = (!b.content_used).then(|| quote!(let _ = parsed;));
@@ -186,12 +204,29 @@ fn typed_field(
         ::core::result::Result::Ok(#value)
     };
     let name = format_ident!("{}", model.structs[s].name);
-    Some(TypedField {
+    Ok(TypedField {
         index,
         member: format_ident!("field_{}", index),
         item: quote!(#name),
         build,
     })
+}
+
+/// For each field with a transform, in template order: the generated
+/// struct its values are built in, or why the engine's transform builds
+/// them (what `retort check --verbose` reports).
+pub fn plan(t: &Template) -> Vec<(usize, Result<String, &'static str>)> {
+    let model = crate::types::derive(t);
+    let kr = quote!(__rt);
+    t.fields()
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.transform.is_some())
+        .map(|(i, f)| {
+            let built = typed_field(t, &model, i, f, &kr).map(|tf| tf.item.to_string());
+            (i, built)
+        })
+        .collect()
 }
 
 /// The module's `Regions` type (the machine's `TypedRegions`), and for
@@ -206,7 +241,7 @@ pub fn generate(
         .fields()
         .iter()
         .enumerate()
-        .filter_map(|(i, f)| typed_field(t, model, i, f, kr))
+        .filter_map(|(i, f)| typed_field(t, model, i, f, kr).ok())
         .collect();
     let members: Vec<&Ident> = fields.iter().map(|f| &f.member).collect();
     let items: Vec<&TokenStream> = fields.iter().map(|f| &f.item).collect();
