@@ -348,6 +348,37 @@ fn tool_calls_built_in_their_types_equal_the_transforms_dicts() {
         }
     }
     assert_eq!(compared, texts.len() * 8);
+    // With typed regions off (as the OpenAI chunks run a compiled engine),
+    // or turned off after calls were built in their types, the engine
+    // builds the dicts: the same events and message.
+    for text in texts {
+        for off_after in [0, 12] {
+            let mut p = optional_name::Parser::new("<s>").unwrap().into_engine();
+            let mut r = t.parser("<s>").unwrap();
+            let mut fed = 0;
+            for piece in pieces(text, 3) {
+                if fed == off_after {
+                    p.typed_regions(false);
+                }
+                fed += 1;
+                let ours = p.feed(piece).map(|e| format!("{:?}", e.to_vec()));
+                let theirs = r.feed(piece).map(|e| format!("{:?}", e.to_vec()));
+                assert_eq!(ours.is_ok(), theirs.is_ok(), "{text:?}");
+                if let (Ok(ours), Ok(theirs)) = (ours, theirs) {
+                    assert_eq!(ours, theirs, "{text:?}");
+                } else {
+                    break;
+                }
+            }
+            let ours = p.finalize().map(|(m, e)| format!("{m:?} {:?}", e.to_vec()));
+            let theirs = r.finalize().map(|(m, e)| format!("{m:?} {:?}", e.to_vec()));
+            assert_eq!(
+                ours.map_err(|e| e.message),
+                theirs.map_err(|e| e.message),
+                "{text:?}"
+            );
+        }
+    }
     // The cases cover what they are about: calls that the types took, a
     // region that needed the transform after them, and its error.
     let (_, _, message, _) = run_runtime(&t, texts[0], 0, false);

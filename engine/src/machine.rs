@@ -239,7 +239,8 @@ impl HasRegions for &Template {
 ///
 /// The parser asks for it only for a field that [`TypedRegions::takes`],
 /// that `repeats` without `join`, has no default, and only when no
-/// `tools=` coercion applies; the message then keeps an empty list in the
+/// `tools=` coercion applies and the parser's typed regions are on
+/// ([`Parser::typed_regions`](crate::Parser::typed_regions)); the message then keeps an empty list in the
 /// field's place (so that the dict's order and the required-field check
 /// are as before) and the values live here, in order. A region event's
 /// value is made from the typed value when someone reads it

@@ -510,6 +510,11 @@ impl<'t, M: Machine<'t>> ChunkStream<'t, M> {
         // `xml-inline` tool calls: the parser reports their parameters as
         // they are decided, and builds the region's value from them.
         parser.stream_params(deltas.wants_params());
+        // Every close event's value is read here and the message ends as
+        // the dict: a compiled machine's typed values would only be turned
+        // back into dicts, their content copied (see
+        // `Parser::typed_regions`).
+        parser.typed_regions(false);
         Ok(ChunkStream {
             deltas,
             parser,

@@ -224,6 +224,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         // transform's dict. The field's values are all there or all in the
         // message, so a field with values in the message stays there.
         if M::Regions::takes(k)
+            && self.typed_on
             && self.tools.is_none()
             && field.repeats
             && field.join.is_none()

@@ -167,6 +167,9 @@ pub struct Parser<'t, M: HasRegions = &'t Template> {
     /// Parameters of `xml-inline` regions are read as they stream (see
     /// [`Parser::stream_params`]).
     params_on: bool,
+    /// Whether regions the machine can build in its own types are built
+    /// there (see [`Parser::typed_regions`]).
+    typed_on: bool,
     /// The open region's parameter stream, and its parameters so far.
     xml: Option<Box<ParamStream>>,
     xml_params: Vec<(String, Value)>,
@@ -249,6 +252,20 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         self.params_on = on;
     }
 
+    /// Whether regions the machine can build in its own types are built
+    /// there (on by default; see [`TypedRegions`]). A layer that reads
+    /// every close event's value and ends with the dict (the OpenAI
+    /// chunks) turns it off: for it the typed value would only be turned
+    /// back into the dict, its content copied, at each event and again at
+    /// the end. Turning it off moves the values built so far into the
+    /// message. The run-time machine builds none either way.
+    pub fn typed_regions(&mut self, on: bool) {
+        self.typed_on = on;
+        if !on {
+            self.spill_typed();
+        }
+    }
+
     fn new(
         m: M,
         prefix: &str,
@@ -283,6 +300,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             plain: false,
             output_start: 0,
             params_on: false,
+            typed_on: true,
             xml: None,
             xml_params: Vec::new(),
             xml_spare: None,
