@@ -355,12 +355,10 @@ fn tool_calls_built_in_their_types_equal_the_transforms_dicts() {
         for off_after in [0, 12] {
             let mut p = optional_name::Parser::new("<s>").unwrap().into_engine();
             let mut r = t.parser("<s>").unwrap();
-            let mut fed = 0;
-            for piece in pieces(text, 3) {
+            for (fed, piece) in pieces(text, 3).into_iter().enumerate() {
                 if fed == off_after {
                     p.typed_regions(false);
                 }
-                fed += 1;
                 let ours = p.feed(piece).map(|e| format!("{:?}", e.to_vec()));
                 let theirs = r.feed(piece).map(|e| format!("{:?}", e.to_vec()));
                 assert_eq!(ours.is_ok(), theirs.is_ok(), "{text:?}");
