@@ -39,6 +39,18 @@ pub(super) enum ValueSlot {
     Typed { field: u16, item: u32, cell: u32 },
 }
 
+/// One call's events and the lists they refer to.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Log {
+    /// The events, in order.
+    pub(super) raw: Vec<RawEvent>,
+    /// The parameters decided in this call (for [`Events::params`]).
+    pub(super) params: Vec<Param>,
+    /// Lenient mode: the regions that gave no value so far, in order
+    /// (`RawEvent::Malformed` indexes it).
+    pub(super) malformed: Vec<Malformed>,
+}
+
 /// The message being built and the values this call's close events point
 /// at: those moved aside, and the run-time form of the values the machine
 /// builds in its own types ([`TypedRegions`]), a cell per close event,
@@ -103,9 +115,9 @@ pub struct Param {
 /// The events of one call, borrowing from the parser.
 #[derive(Clone, Copy, Debug)]
 pub struct Events<'p> {
-    pub(super) params: &'p [Param],
-    pub(super) raw: &'p [RawEvent],
-    pub(super) malformed: &'p [Malformed],
+    /// This call's events and the lists they refer to (one reference, so
+    /// that the `Events` the quick path returns are a few words).
+    pub(super) log: &'p Log,
     pub(super) kept: &'p dyn KeptValues,
     /// The text the chunks of this call lie in, starting at absolute
     /// offset `src_base`: the caller's piece or the parser's buffer.
@@ -117,17 +129,17 @@ pub struct Events<'p> {
 impl<'p> Events<'p> {
     /// Number of events.
     pub fn len(&self) -> usize {
-        self.raw.len()
+        self.log.raw.len()
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.raw.is_empty()
+        self.log.raw.is_empty()
     }
 
     /// The `i`-th event.
     pub fn get(&self, i: usize) -> Option<Event<'p>> {
-        self.raw.get(i).map(|r| self.event(*r))
+        self.log.raw.get(i).map(|r| self.event(*r))
     }
 
     fn event(&self, r: RawEvent) -> Event<'p> {
@@ -151,6 +163,7 @@ impl<'p> Events<'p> {
             },
             RawEvent::Malformed { field, index } => {
                 let (raw, error) = self
+                    .log
                     .malformed
                     .get(index)
                     .map_or(("", ""), |m| (m.raw.as_str(), m.error.as_str()));
@@ -178,19 +191,19 @@ impl<'p> Events<'p> {
     /// [`Parser::stream_params`] is on), in order, each placed among the
     /// events by [`Param::after`].
     pub fn params(&self) -> &'p [Param] {
-        self.params
+        &self.log.params
     }
 
     /// The events, in order, with their fields as indices into
     /// [`Template::fields`] (no name looked up: for layers that keep their
     /// own table per field).
     pub fn iter_indexed(&self) -> impl Iterator<Item = Event<'p, u16>> + '_ {
-        self.raw.iter().map(|r| self.indexed(*r))
+        self.log.raw.iter().map(|r| self.indexed(*r))
     }
 
     /// The events, in order.
     pub fn iter(&self) -> impl Iterator<Item = Event<'p>> + '_ {
-        self.raw.iter().map(|r| self.event(*r))
+        self.log.raw.iter().map(|r| self.event(*r))
     }
 
     /// Copies the events out.
@@ -230,7 +243,7 @@ impl<'p, F: FieldId> TypedEvents<'p, F> {
 
     /// The `i`-th event.
     pub fn get(&self, i: usize) -> Option<Event<'p, F>> {
-        let e = self.events.indexed(*self.events.raw.get(i)?);
+        let e = self.events.indexed(*self.events.log.raw.get(i)?);
         // Indices come from the template the field enum was generated
         // from, so the lookup always succeeds.
         let field = F::from_index(e.field_id() as usize)?;

@@ -12,20 +12,20 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             return;
         }
         if !self.opened {
-            self.raw.push(RawEvent::Open(f));
+            self.log.raw.push(RawEvent::Open(f));
             self.opened = true;
             self.body_start = a;
             self.start_params(f);
         }
         self.body.push_str(src.slice(a, b));
         // Adjacent pieces of one region are one chunk.
-        if let Some(RawEvent::Chunk { field, end, .. }) = self.raw.last_mut()
+        if let Some(RawEvent::Chunk { field, end, .. }) = self.log.raw.last_mut()
             && *field == f
             && *end == a
         {
             *end = b;
         } else {
-            self.raw.push(RawEvent::Chunk {
+            self.log.raw.push(RawEvent::Chunk {
                 field: f,
                 start: a,
                 end: b,
@@ -77,11 +77,11 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             self.xml = None;
             return;
         }
-        let (Some(f), after) = (self.current, self.raw.len()) else {
+        let (Some(f), after) = (self.current, self.log.raw.len()) else {
             return;
         };
         for (key, value) in &self.xml_params[before..] {
-            self.param_log.push(Param {
+            self.log.params.push(Param {
                 after,
                 field: f,
                 key: key.clone(),
@@ -114,7 +114,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     /// message entries selected by `which` aside, before those entries
     /// change or move.
     pub(super) fn detach(&mut self, which: impl Fn(usize) -> bool) {
-        for r in &mut self.raw {
+        for r in &mut self.log.raw {
             if let RawEvent::Close { value, .. } = r
                 && let ValueSlot::Output(k, item) = *value
                 && which(k)
@@ -147,7 +147,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                 .output
                 .set(k, self.t.fields.len(), Value::List(items)),
         }
-        for r in &mut self.raw {
+        for r in &mut self.log.raw {
             if let RawEvent::Close { value, .. } = r
                 && let ValueSlot::Typed { field, item, .. } = *value
                 && field as usize == k
@@ -183,15 +183,15 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     }
 
     pub(super) fn push_malformed(&mut self, f: u16, offset: usize, raw: String, error: String) {
-        self.malformed.push(Malformed {
+        self.log.malformed.push(Malformed {
             field: self.t.fields[f as usize].name.clone(),
             offset,
             raw,
             error,
         });
-        self.raw.push(RawEvent::Malformed {
+        self.log.raw.push(RawEvent::Malformed {
             field: f,
-            index: self.malformed.len() - 1,
+            index: self.log.malformed.len() - 1,
         });
     }
 
@@ -252,7 +252,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                         item: u32::try_from(j).unwrap_or(u32::MAX),
                         cell: u32::try_from(self.kept.cells.len() - 1).unwrap_or(u32::MAX),
                     };
-                    self.raw.push(RawEvent::Close {
+                    self.log.raw.push(RawEvent::Close {
                         field: f,
                         value: slot,
                     });
@@ -386,7 +386,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             self.kept.output.set(k, n, value);
             ValueSlot::Output(k, None)
         };
-        self.raw.push(RawEvent::Close {
+        self.log.raw.push(RawEvent::Close {
             field: f,
             value: slot,
         });
@@ -400,7 +400,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         self.body.clear();
         self.opened = true;
         self.body_start = at;
-        self.raw.push(RawEvent::Open(f));
+        self.log.raw.push(RawEvent::Open(f));
         self.start_params(f);
     }
 

@@ -804,6 +804,11 @@ impl StreamScan {
         true
     }
 
+    /// Bytes up to `to` that [`StreamScan::skip_to`] would count as read.
+    pub fn unread(&self, to: usize) -> u64 {
+        to.saturating_sub(self.frontier) as u64
+    }
+
     /// Records that the text up to `to` was found to hold no byte that can
     /// begin a watched delimiter (only valid when [`StreamScan::is_clear`]).
     #[inline]
