@@ -1538,10 +1538,18 @@ impl StartMemo {
         if self.start != origin {
             return false;
         }
-        (0..self.len).any(|j| {
+        for j in 0..self.len {
             let k = self.runs[j].0;
-            self.continue_kept(j, table(k), bytes, origin, eos, steps) == Run::Pending
-        })
+            if self.continue_kept(j, table(k), bytes, origin, eos, steps) == Run::Pending {
+                // Asked first next time: while a header streams, the one
+                // thread still reading it decides each piece, and the
+                // threads that settled early are not visited again (their
+                // order among the kept threads means nothing).
+                self.runs.swap(0, j);
+                return true;
+            }
+        }
+        false
     }
 
     /// The kept thread `j` (at the memo's start, `origin`, where `bytes`
