@@ -780,7 +780,7 @@ fn started_fn(
     let firsts: Vec<u8> = (0..=255u8).filter(|b| firsts[*b as usize]).collect();
     let find = find_any(&firsts, quote!(&bytes[i..]), rt);
     let n = lits.len();
-    let checks = lits.iter().map(|l| {
+    let check = |l: &StartLit| {
         let lit = Literal::byte_string(&l.bytes);
         let entry = l.entry;
         let start = match &l.class {
@@ -796,7 +796,21 @@ fn started_fn(
                 n += 1;
             }
         }
+    };
+    // The literals grouped by their first byte, which the search stopped
+    // at: only that group's are compared (the order of the starts found
+    // does not matter, `decide_starts` sorts them).
+    let arms = firsts.iter().map(|&b| {
+        let group = lits.iter().filter(|l| l.bytes[0] == b).map(check);
+        let b = Literal::u8_suffixed(b);
+        quote!(#b => { #(#group)* })
     });
+    let checks = quote! {
+        match tail[0] {
+            #(#arms)*
+            _ => {}
+        }
+    };
     // A text that ends in a loop's run may still begin a match there.
     let trailing = class_list.iter().map(|c| {
         let ident = class_ident(c);
@@ -918,7 +932,7 @@ fn started_fn(
                 let tail = &bytes[at..];
                 let mut starts = [(0usize, 0usize); #n];
                 let mut n = 0usize;
-                #(#checks)*
+                #checks
                 #settle
                 i = at + 1;
             }
