@@ -1290,7 +1290,8 @@ pub fn generate(
             }
         }
         if let Some((stops, loops)) = quick_bytes(ws) {
-            let find = find_any(&stops.members, quote!(text), rt);
+            let members: Vec<Literal> = stops.members.iter().copied().map(byte_lit).collect();
+            let lacks = quote!(#rt::lacks_bytes(text, [#(#members),*]));
             let loop_test = loops.map(|l| {
                 let bytes: Vec<Literal> = (0u8..128)
                     .filter(|b| l[*b as usize])
@@ -1311,7 +1312,7 @@ pub fn generate(
                     };
                     let _ = last;
                     #loop_test
-                    ::core::option::Option::Some(#find.is_none())
+                    ::core::option::Option::Some(#lacks)
                 }
             });
             quick_states.push(wi);

@@ -14,7 +14,9 @@ pub use crate::pyre::{
 };
 pub use crate::scan::captures::leftmost_first_end;
 pub use crate::scan::delimiter::{Branch, Delimiter, DelimiterSource, Matcher, Trackers};
-pub use crate::scan::stream::{Advance, Automata, Run, StartMemo, StreamScan, decide_starts};
+pub use crate::scan::stream::{
+    Advance, Automata, Run, StartMemo, StreamScan, decide_starts, lacks_bytes,
+};
 pub use crate::scan::table::DfaTable;
 pub use crate::template::{Field, Template};
 pub use crate::transform::{Node as TransformNode, Transform};

@@ -1366,6 +1366,10 @@ impl Quick<'_> {
         {
             return false;
         }
+        // (`ByteSet::lacks`, the word-at-a-time test that compiled
+        // parsers run with their stop bytes as constants, measured slower
+        // here: 4-5% more instructions on reasoning-gpt-oss stream1 and
+        // stream4, the set's size dispatched at run time.)
         self.stops.find(text).is_none()
     }
 }

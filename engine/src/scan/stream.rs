@@ -218,6 +218,47 @@ impl LeadLoop {
     }
 }
 
+/// Whether `hay` holds none of the bytes of `set`: a streamed piece's
+/// quick test. A piece of a few bytes (a token) is read a word at a time,
+/// each of `set`'s bytes tested in all its bytes at once (`memchr`'s set-up
+/// does not repay itself below 16 bytes); longer ones go to `memchr`.
+#[inline(always)]
+pub fn lacks_bytes<const N: usize>(hay: &[u8], set: [u8; N]) -> bool {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let n = hay.len();
+    // Whether some byte of `w` is `b`: `w ^ b…b` has a zero byte.
+    let holds = |w: u64, b: u8| {
+        let x = w ^ (LO * u64::from(b));
+        x.wrapping_sub(LO) & !x & HI != 0
+    };
+    let word = |at: usize| u64::from_le_bytes(hay[at..at + 8].try_into().unwrap_or([0; 8]));
+    let half = |at: usize| {
+        u64::from(u32::from_le_bytes(
+            hay[at..at + 4].try_into().unwrap_or([0; 4]),
+        ))
+    };
+    match n {
+        0..4 => !hay.iter().any(|b| set.contains(b)),
+        // The first and last four bytes (overlapping below eight) in one
+        // word.
+        4..8 => {
+            let w = half(0) | half(n - 4) << 32;
+            !set.iter().any(|&b| holds(w, b))
+        }
+        8..=16 => {
+            let (a, z) = (word(0), word(n - 8));
+            !set.iter().any(|&b| holds(a, b) || holds(z, b))
+        }
+        _ => match set.as_slice() {
+            [a] => memchr::memchr(*a, hay).is_none(),
+            [a, b] => memchr::memchr2(*a, *b, hay).is_none(),
+            [a, b, c] => memchr::memchr3(*a, *b, *c, hay).is_none(),
+            _ => !hay.iter().any(|b| set.contains(b)),
+        },
+    }
+}
+
 /// A set of bytes to search for: `memchr` when it has at most three, a
 /// table otherwise.
 #[derive(Clone, Debug)]
@@ -1751,6 +1792,35 @@ fn skip(ws: &WatchSet, bytes: &[u8], base: usize, i: usize) -> usize {
 mod tests {
     use super::*;
     use crate::scan::delimiter::{Delimiter, Trackers};
+
+    /// `lacks_bytes` against the byte-by-byte definition: every length up
+    /// to 40 (each of its word cases and `memchr`'s), the set's byte at
+    /// every position and nowhere, sets of one to four bytes.
+    #[test]
+    fn lacks_bytes_is_the_bytewise_test() {
+        let sets: [&[u8]; 4] = [b"<", b"<t", b"\n<[", b"<>ab"];
+        for set in sets {
+            for n in 0..40 {
+                for at in (0..n).map(Some).chain([None]) {
+                    // Bytes near the set's (one off, high bit set).
+                    let mut hay: Vec<u8> =
+                        (0..n).map(|i| [b'=', b';', 0xBC, b'u'][i % 4]).collect();
+                    if let Some(at) = at {
+                        hay[at] = set[at % set.len()];
+                    }
+                    let expected = !hay.iter().any(|b| set.contains(b));
+                    let got = match *set {
+                        [a] => lacks_bytes(&hay, [a]),
+                        [a, b] => lacks_bytes(&hay, [a, b]),
+                        [a, b, c] => lacks_bytes(&hay, [a, b, c]),
+                        [a, b, c, d] => lacks_bytes(&hay, [a, b, c, d]),
+                        _ => unreachable!("the sets above"),
+                    };
+                    assert_eq!(got, expected, "set {set:?}, {n} bytes, member at {at:?}");
+                }
+            }
+        }
+    }
 
     struct NoGuards;
     impl Guards for NoGuards {
