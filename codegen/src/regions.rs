@@ -5,10 +5,10 @@
 //! transform to build a dict (`{"type": "function", "function": {...}}`),
 //! and appending it to the message's list; a compiled parser's typed
 //! message then took those dicts apart again into its structs. For a field
-//! whose transform is a dict of literals, captures and `{content}`, the
-//! generated `Regions` (the engine's `TypedRegions`) builds the struct from
-//! the parsed content and the captures directly: no dict, no key strings,
-//! no second pass. The dict is made from the struct only if a region event's
+//! whose transform is a dict of literals, captures, `{content}` and key
+//! paths into it (`{content.name}`), the generated `Regions` (the engine's
+//! `TypedRegions`) builds the struct from the parsed content and the
+//! captures directly: no dict, no key strings, no second pass. The dict is made from the struct only if a region event's
 //! value is read.
 //!
 //! The builder gives exactly the transform's value or declines: it hands
@@ -50,6 +50,10 @@ struct Builder<'a> {
     locals: Vec<(String, Ident)>,
     /// Whether `{content}` was used (it is moved, so once at most).
     content_used: bool,
+    /// The key paths into `{content}` used (`{content.name}`: `["name"]`),
+    /// each moved out of it: no path may be another's prefix, nor meet
+    /// `{content}` itself.
+    paths: Vec<Vec<String>>,
 }
 
 impl Builder<'_> {
@@ -86,7 +90,7 @@ impl Builder<'_> {
             // `{content}`: the scope's `content` comes before any group of
             // that name, and a placeholder used once moves it.
             (Node::Placeholder { root, keys, .. }, _) if keys.is_empty() && root == "content" => {
-                if self.content_used {
+                if self.content_used || !self.paths.is_empty() {
                     return None;
                 }
                 self.content_used = true;
@@ -103,6 +107,27 @@ impl Builder<'_> {
                     }
                     _ => None,
                 }
+            }
+            // `{content.a.b}` (Llama 3.1's `{content.name}`): the reference
+            // copies the entry out of the content, which is dropped after;
+            // the builder moves it, once the test that every path is there
+            // has passed (a missing step or a content that is not a dict:
+            // the engine's transform raises the reference's error).
+            (Node::Placeholder { root, keys, .. }, Ty::Any)
+                if !keys.is_empty() && root == "content" =>
+            {
+                let overlaps = |p: &Vec<String>| p.starts_with(keys) || keys.starts_with(p);
+                if self.content_used || self.paths.iter().any(overlaps) {
+                    return None;
+                }
+                self.paths.push(keys.clone());
+                let (test, take) = (keys.iter(), keys.iter());
+                self.checks.push(quote! {
+                    if #kr::value_at(&parsed, &[#(#test),*]).is_none() {
+                        return ::core::result::Result::Err(parsed);
+                    }
+                });
+                Some(quote!(#kr::take_at(&mut parsed, &[#(#take),*])))
             }
             // A named group: its text (the last group of that name).
             (Node::Placeholder { root, keys, .. }, Ty::Str | Ty::Any)
@@ -191,13 +216,19 @@ fn typed_field(
         checks: Vec::new(),
         locals: Vec::new(),
         content_used: false,
+        paths: Vec::new(),
     };
     let value = b.expr(transform.node(), item).ok_or(
-        "a placeholder with keys, of no group, or `{content}` twice, or a literal other than a string, bool or int",
+        "a placeholder of no group, with keys into a group, or `{content}` met twice (whole, or one key path within another), or a literal other than a string, bool or int",
     )?;
     let checks = &b.checks;
-    // Without `{content}` the transform drops the parsed value.
-    let drop_content = (!b.content_used).then(|| quote!(let _ = parsed;));
+    // Without `{content}` the transform drops the parsed value; key paths
+    // move their entries out of it.
+    let drop_content = match (b.content_used, b.paths.is_empty()) {
+        (false, true) => Some(quote!(let _ = parsed;)),
+        (false, false) => Some(quote!(let mut parsed = parsed;)),
+        (true, _) => None,
+    };
     let build = quote! {
         #(#checks)*
         #drop_content

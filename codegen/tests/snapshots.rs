@@ -96,12 +96,13 @@ fn generation_is_deterministic() {
 
 /// The code that builds tool calls in their generated structs (see
 /// `retort_codegen::regions`): gpt-oss's (a literal, a named group and
-/// `{content}` in a nested struct) and SmolLM3's (`{content}` as the whole
-/// `function`).
+/// `{content}` in a nested struct), SmolLM3's (`{content}` as the whole
+/// `function`) and Llama 3.1's (`{content.name}`, `{content.parameters}`:
+/// key paths moved out of the content once all are found).
 #[test]
 fn typed_regions() {
     let mut out = String::new();
-    for file in ["gpt-oss.json", "smollm3.json"] {
+    for file in ["gpt-oss.json", "smollm3.json", "llama-3.1.json"] {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../templates")
             .join(file);

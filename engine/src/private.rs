@@ -48,6 +48,33 @@ pub fn map(entries: Vec<(String, Value)>) -> Map {
     entries.into_iter().collect()
 }
 
+/// The value at `keys` inside `value`, each key a dict's entry, if every
+/// step is there (what a transform's `{content.a.b}` reads). Generated
+/// builders test this before they move anything out.
+pub fn value_at<'v>(value: &'v Value, keys: &[&str]) -> Option<&'v Value> {
+    keys.iter().try_fold(value, |v, key| match v {
+        Value::Map(m) => m.get(*key),
+        _ => None,
+    })
+}
+
+/// Moves the value at `keys` out of `value`, leaving `null` there (the
+/// rest of `value` is dropped by the caller, so nothing reads the hole).
+/// A path that [`value_at`] did not find gives `null`.
+pub fn take_at(value: &mut Value, keys: &[&str]) -> Value {
+    let mut v = value;
+    for key in keys {
+        v = match v {
+            Value::Map(m) => match m.get_mut(*key) {
+                Some(next) => next,
+                None => return Value::Null,
+            },
+            _ => return Value::Null,
+        };
+    }
+    std::mem::replace(v, Value::Null)
+}
+
 /// An integer beyond `i64`, from its decimal digits (as the generator
 /// writes it; anything unreadable becomes `None`).
 pub fn big_int(digits: &str) -> Value {
@@ -238,4 +265,36 @@ pub fn loop_run_end(bytes: &[u8], from: usize, class: &Class) -> usize {
 pub fn is_partial_of_any(tail: &[u8], lits: &[&[u8]]) -> bool {
     lits.iter()
         .any(|l| tail.len() < l.len() && l.starts_with(tail))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::py::json_loads_with_depth;
+
+    fn json(text: &str) -> Value {
+        json_loads_with_depth(text, 100).expect("test JSON parses")
+    }
+
+    #[test]
+    fn key_paths_are_found_and_moved_out() {
+        let mut v = json(r#"{"name": "f", "args": {"a": [1], "b": null}, "s": "x"}"#);
+        assert_eq!(value_at(&v, &["name"]), Some(&json(r#""f""#)));
+        assert_eq!(value_at(&v, &["args", "a"]), Some(&json("[1]")));
+        // A null entry is there; a missing one, or a step into a non-dict,
+        // is not.
+        assert_eq!(value_at(&v, &["args", "b"]), Some(&Value::Null));
+        assert_eq!(value_at(&v, &["args", "c"]), None);
+        assert_eq!(value_at(&v, &["s", "x"]), None);
+        assert_eq!(value_at(&v, &[]), Some(&v));
+        assert_eq!(take_at(&mut v, &["args", "a"]), json("[1]"));
+        assert_eq!(value_at(&v, &["args", "a"]), Some(&Value::Null));
+        assert_eq!(take_at(&mut v, &["name"]), json(r#""f""#));
+        assert_eq!(take_at(&mut v, &["missing"]), Value::Null);
+        assert_eq!(take_at(&mut v, &["s", "x"]), Value::Null);
+        assert_eq!(
+            v,
+            json(r#"{"name": null, "args": {"a": null, "b": null}, "s": "x"}"#)
+        );
+    }
 }
