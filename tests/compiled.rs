@@ -173,3 +173,74 @@ fn pieces_around_held_delimiters_match_the_engine() {
     }
     assert!(runs > 1_000, "{runs} texts");
 }
+
+/// A `transform_each` field built in its generated structs (Mistral NeMo's
+/// tool calls; the field does not repeat, so each region's list replaces
+/// the last) against the run-time parser, in lenient mode, whole and in
+/// pieces: two regions in one piece (the first event keeps its list), a
+/// region whose element lacks an entry (the typed builder declines, the
+/// transform's `KeyError` makes it malformed and the earlier list stays),
+/// one that is not JSON, and one that is not a list. The events and the
+/// message must be the run-time parser's.
+#[test]
+fn transform_each_regions_match_the_engine_in_lenient_mode() {
+    use retort::{OwnedEvent, ParserOptions};
+    let good = |name: &str| {
+        format!(
+            r#"[TOOL_CALLS][{{"name": "{name}", "arguments": {{"x": [1, 2]}}, "id": "c{name}"}}, {{"id": 7, "arguments": "s", "name": null, "extra": 1}}]</s>"#
+        )
+    };
+    let texts = [
+        format!("{}{}", good("a"), good("b")),
+        format!(
+            r#"{}[TOOL_CALLS][{{"name": "n", "arguments": {{}}}}]</s>"#,
+            good("a")
+        ),
+        format!("{}[TOOL_CALLS][{{</s>", good("a")),
+        format!(
+            r#"{}[TOOL_CALLS]{{"name": "n"}}</s>{}"#,
+            good("a"),
+            good("c")
+        ),
+        format!("{}[TOOL_CALLS][]</s>tail", good("a")),
+    ];
+    let runtime = retort::Template::from_json(
+        &std::fs::read_to_string(root().join("templates/mistral-nemo.json")).unwrap(),
+    )
+    .unwrap();
+    let options = || ParserOptions::new().lenient(true);
+    for text in &texts {
+        for step in [0, 1, 3, 7] {
+            let pieces = match step {
+                0 => vec![text.as_str()],
+                n => retort_tests::char_pieces(text, n),
+            };
+            let mut c = vectors::mistral_nemo::Parser::with_options("[/INST]", options(), None)
+                .expect("the prompt parses");
+            let mut r = runtime
+                .parser_with("[/INST]", options(), None)
+                .expect("the prompt parses");
+            let (mut ce, mut re): (Vec<OwnedEvent>, Vec<OwnedEvent>) = (Vec::new(), Vec::new());
+            for piece in &pieces {
+                ce.extend(
+                    c.feed(piece)
+                        .unwrap()
+                        .untyped()
+                        .iter()
+                        .map(|e| e.to_owned_event()),
+                );
+                re.extend(r.feed(piece).unwrap().iter().map(|e| e.to_owned_event()));
+            }
+            let (cm, cl) = c.finalize_map().unwrap();
+            ce.extend(cl.untyped().iter().map(|e| e.to_owned_event()));
+            let (rm, rl) = r.finalize().unwrap();
+            re.extend(rl.iter().map(|e| e.to_owned_event()));
+            assert_eq!(ce, re, "{text:?} in {step}-character pieces: events");
+            assert_eq!(
+                Value::Map(cm).to_json_string(),
+                Value::Map(rm).to_json_string(),
+                "{text:?} in {step}-character pieces: message"
+            );
+        }
+    }
+}

@@ -285,7 +285,7 @@ fn check(arg: &str, verbose: bool) -> Result<(), Failure> {
             let key = format!("{base}fields.{}.transform", t.fields()[i].name);
             match built {
                 Ok(name) => println!(
-                    "  {key:<36} built as `{name}` by generated code (the engine's transform with `tools=` coercion, or for a region whose group took no part)"
+                    "  {key:<36} built as `{name}` by generated code (the engine's transform with `tools=` coercion, or for a region whose group took no part or whose list has an element without an entry it names)"
                 ),
                 Err(why) => println!("  {key:<36} the engine's transform: {why}"),
             }

@@ -33,8 +33,11 @@ struct TypedField {
     /// The item type (a generated struct).
     item: TokenStream,
     /// The builder's body: `parsed: Value` and `captures` to `Result<item,
-    /// Value>`.
+    /// Value>` (`Result<Vec<item>, Value>` with `each`).
     build: TokenStream,
+    /// `transform_each` (on a field that does not repeat): a region's value
+    /// is the list of its items, and it replaces the field's value.
+    each: bool,
 }
 
 /// The code that builds one transform.
@@ -54,6 +57,12 @@ struct Builder<'a> {
     /// each moved out of it: no path may be another's prefix, nor meet
     /// `{content}` itself.
     paths: Vec<Vec<String>>,
+    /// `transform_each`: placeholders name an entry of the list element
+    /// (`item`, a `Map`), or else a named group (`{**captures, **item}`).
+    item: bool,
+    /// `transform_each`: the entries used, each moved out of the element,
+    /// so once at most.
+    roots: Vec<String>,
 }
 
 impl Builder<'_> {
@@ -62,6 +71,29 @@ impl Builder<'_> {
     fn expr(&mut self, node: &Node, ty: &Ty) -> Option<TokenStream> {
         let kr = self.kr;
         match (node, ty) {
+            // `transform_each`: `{name}` is the element's entry, moved out
+            // of it, or the group's text when the element has no such
+            // entry (the types make it `Any`: an entry can hold anything).
+            // The test that one of them is there runs on every element
+            // before anything is moved.
+            (Node::Placeholder { root, keys, .. }, Ty::Any) if self.item => {
+                if !keys.is_empty() || self.roots.contains(root) {
+                    return None;
+                }
+                self.roots.push(root.clone());
+                // A name no group has is the element's entry or missing.
+                let groups = match self.groups.iter().any(|g| g == root) {
+                    true => quote!(captures),
+                    false => quote!(&[]),
+                };
+                self.checks.push(quote! {
+                    if !#kr::has_entry(item, #groups, #root) {
+                        return false;
+                    }
+                });
+                Some(quote!(#kr::take_entry(&mut item, #groups, #root)))
+            }
+            (Node::Placeholder { .. }, _) if self.item => None,
             (Node::Map(entries), Ty::Struct(s)) => {
                 let def = &self.model.structs[*s];
                 if def.members.len() != entries.len() {
@@ -166,9 +198,11 @@ impl Builder<'_> {
 }
 
 /// The field's values as the generated code builds them, if it can: a
-/// field that `repeats` (without `join` or a default), whose transform
-/// (not per item) is a dict the types made a struct of, of literals,
-/// groups and one `{content}`.
+/// field without `join` or a default whose transform is a dict the types
+/// made a struct of, either applied per region of a field that `repeats`
+/// (of literals, groups, `{content}` or key paths into it), or per list
+/// element (`transform_each`) of a field that does not (of literals and
+/// entries of the element or groups, each used once).
 fn typed_field(
     t: &Template,
     model: &Model,
@@ -179,10 +213,11 @@ fn typed_field(
     let Some(transform) = f.transform.as_ref() else {
         return Err("no transform");
     };
-    if f.transform_each {
-        return Err("`transform_each`");
+    let each = f.transform_each;
+    if each && f.repeats {
+        return Err("`transform_each` on a field that `repeats`");
     }
-    if !f.repeats {
+    if !each && !f.repeats {
         return Err("not `repeats`");
     }
     if f.join.is_some() {
@@ -217,11 +252,51 @@ fn typed_field(
         locals: Vec::new(),
         content_used: false,
         paths: Vec::new(),
+        item: each,
+        roots: Vec::new(),
     };
     let value = b.expr(transform.node(), item).ok_or(
-        "a placeholder of no group, with keys into a group, or `{content}` met twice (whole, or one key path within another), or a literal other than a string, bool or int",
+        "a placeholder of no group, with keys into a group or an element, `{content}` met twice (whole, or one key path within another), an element's entry used twice, or a literal other than a string, bool or int",
     )?;
     let checks = &b.checks;
+    let name = format_ident!("{}", model.structs[s].name);
+    if each {
+        // Every element is tested before any is taken apart, so that a
+        // region the transform must build is handed back as it came.
+        let build = quote! {
+            let fits = |item: &#kr::Value| -> bool {
+                let #kr::Value::Map(item) = item else {
+                    return false;
+                };
+                #(#checks)*
+                let _ = item;
+                true
+            };
+            match parsed {
+                #kr::Value::List(items) if items.iter().all(fits) => ::core::result::Result::Ok(
+                    items
+                        .into_iter()
+                        .filter_map(|item| match item {
+                            #kr::Value::Map(map) => ::core::option::Option::Some(map),
+                            _ => ::core::option::Option::None,
+                        })
+                        .map(|mut item| {
+                            let _ = &mut item;
+                            #value
+                        })
+                        .collect(),
+                ),
+                other => ::core::result::Result::Err(other),
+            }
+        };
+        return Ok(TypedField {
+            index,
+            member: format_ident!("field_{}", index),
+            item: quote!(#name),
+            build,
+            each,
+        });
+    }
     // Without `{content}` the transform drops the parsed value; key paths
     // move their entries out of it.
     let drop_content = match (b.content_used, b.paths.is_empty()) {
@@ -234,12 +309,12 @@ fn typed_field(
         #drop_content
         ::core::result::Result::Ok(#value)
     };
-    let name = format_ident!("{}", model.structs[s].name);
     Ok(TypedField {
         index,
         member: format_ident!("field_{}", index),
         item: quote!(#name),
         build,
+        each,
     })
 }
 
@@ -282,13 +357,60 @@ pub fn generate(
         .map(|f| format_ident!("build_{}", f.index))
         .collect();
     let bodies: Vec<&TokenStream> = fields.iter().map(|f| &f.build).collect();
-    let docs: Vec<String> = fields
+    // What a builder returns: a region's item, or (`transform_each`) its
+    // list of them.
+    let built: Vec<TokenStream> = fields
         .iter()
         .map(|f| {
-            format!(
+            let item = &f.item;
+            match f.each {
+                true => quote!(::std::vec::Vec<#item>),
+                false => quote!(#item),
+            }
+        })
+        .collect();
+    // A region event's value: the item, or the whole list (`value` ignores
+    // `j` for these fields, whose list is one region's).
+    let values: Vec<TokenStream> = fields
+        .iter()
+        .map(|f| {
+            let member = &f.member;
+            match f.each {
+                true => quote!(#kr::Value::List(self.#member.iter().map(#kr::Typed::to_value).collect())),
+                false => quote!(self.#member.get(j).map_or(#kr::Value::Null, #kr::Typed::to_value)),
+            }
+        })
+        .collect();
+    // Closing a region: its item joins the list, or its list replaces the
+    // field's.
+    let closes: Vec<TokenStream> = fields
+        .iter()
+        .map(|f| {
+            let (member, builder) = (&f.member, format_ident!("build_{}", f.index));
+            match f.each {
+                true => quote! {
+                    self.#member = #builder(parsed, captures)?;
+                    ::core::result::Result::Ok(0)
+                },
+                false => quote! {
+                    let value = #builder(parsed, captures)?;
+                    self.#member.push(value);
+                    ::core::result::Result::Ok(self.#member.len() - 1)
+                },
+            }
+        })
+        .collect();
+    let docs: Vec<String> = fields
+        .iter()
+        .map(|f| match f.each {
+            true => format!(
+                " The value of `{}`: the last region's list, each element built from the element's entries and the region's named groups as its transform builds them.",
+                t.fields()[f.index].name
+            ),
+            false => format!(
                 " The values of `{}`, built from each region's parsed content and named groups as its transform builds them.",
                 t.fields()[f.index].name
-            )
+            ),
         })
         .collect();
     let read: Vec<(String, Ident)> = fields
@@ -309,7 +431,7 @@ pub fn generate(
             fn #builders(
                 parsed: #kr::Value,
                 captures: &[(::std::string::String, ::std::string::String)],
-            ) -> ::core::result::Result<#items, #kr::Value> {
+            ) -> ::core::result::Result<#built, #kr::Value> {
                 let _ = captures;
                 #bodies
             }
@@ -319,7 +441,7 @@ pub fn generate(
             fn value(&self, f: usize, j: usize) -> #kr::Value {
                 let _ = j;
                 match f {
-                    #(#indices => self.#members.get(j).map_or(#kr::Value::Null, #kr::Typed::to_value),)*
+                    #(#indices => #values,)*
                     _ => #kr::Value::Null,
                 }
             }
@@ -342,9 +464,7 @@ pub fn generate(
                 let _ = captures;
                 match f {
                     #(#indices => {
-                        let value = #builders(parsed, captures)?;
-                        self.#members.push(value);
-                        ::core::result::Result::Ok(self.#members.len() - 1)
+                        #closes
                     })*
                     _ => ::core::result::Result::Err(parsed),
                 }
@@ -354,6 +474,13 @@ pub fn generate(
                 match f {
                     #(#indices => self.#members.len(),)*
                     _ => 0,
+                }
+            }
+
+            fn clear(&mut self, f: usize) {
+                match f {
+                    #(#indices => self.#members.clear(),)*
+                    _ => {}
                 }
             }
 

@@ -97,12 +97,19 @@ fn generation_is_deterministic() {
 /// The code that builds tool calls in their generated structs (see
 /// `retort_codegen::regions`): gpt-oss's (a literal, a named group and
 /// `{content}` in a nested struct), SmolLM3's (`{content}` as the whole
-/// `function`) and Llama 3.1's (`{content.name}`, `{content.parameters}`:
-/// key paths moved out of the content once all are found).
+/// `function`), Llama 3.1's (`{content.name}`, `{content.parameters}`:
+/// key paths moved out of the content once all are found) and Mistral
+/// NeMo's (`transform_each`: each list element's entries moved into a
+/// struct, once every element has them).
 #[test]
 fn typed_regions() {
     let mut out = String::new();
-    for file in ["gpt-oss.json", "smollm3.json", "llama-3.1.json"] {
+    for file in [
+        "gpt-oss.json",
+        "smollm3.json",
+        "llama-3.1.json",
+        "mistral-nemo.json",
+    ] {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../templates")
             .join(file);

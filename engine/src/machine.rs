@@ -262,6 +262,10 @@ pub trait TypedRegions: RegionValues + Clone + Debug + Default + Send + Sync {
     /// value's index among the field's values, or `parsed` back when this
     /// region needs the engine's transform (a placeholder whose group did
     /// not take part, a content value of another shape).
+    ///
+    /// A `transform_each` field (one that does not repeat) holds one
+    /// region's list: a region's elements replace the field's values, the
+    /// index is 0, and `value(f, _)` is the whole list.
     fn close(
         &mut self,
         f: usize,
@@ -271,6 +275,10 @@ pub trait TypedRegions: RegionValues + Clone + Debug + Default + Send + Sync {
 
     /// How many values field `f` holds here.
     fn count(&self, f: usize) -> usize;
+
+    /// Forgets field `f`'s values (the engine's transform built the
+    /// field's value, which replaces them).
+    fn clear(&mut self, f: usize);
 
     /// Moves field `f`'s values out as run-time values, in order.
     fn spill(&mut self, f: usize) -> Vec<Value>;
@@ -307,6 +315,8 @@ impl TypedRegions for NoRegions {
     fn count(&self, _: usize) -> usize {
         0
     }
+
+    fn clear(&mut self, _: usize) {}
 
     fn spill(&mut self, _: usize) -> Vec<Value> {
         Vec::new()

@@ -75,6 +75,27 @@ pub fn take_at(value: &mut Value, keys: &[&str]) -> Value {
     std::mem::replace(v, Value::Null)
 }
 
+/// `transform_each`: moves the list element's entry `key` out (leaving
+/// `null`, the element is dropped after), or, when the element has none,
+/// the text of the last named group `key` (the reference's scope is
+/// `{**captures, **item}`); `null` if neither is there, which the
+/// generated test has ruled out.
+pub fn take_entry(item: &mut Map, captures: &[(String, String)], key: &str) -> Value {
+    match item.get_mut(key) {
+        Some(v) => std::mem::replace(v, Value::Null),
+        None => captures
+            .iter()
+            .rev()
+            .find(|(name, _)| name == key)
+            .map_or(Value::Null, |(_, text)| Value::Str(text.clone())),
+    }
+}
+
+/// Whether [`take_entry`] finds `key` in the element or the groups.
+pub fn has_entry(item: &Map, captures: &[(String, String)], key: &str) -> bool {
+    item.contains_key(key) || captures.iter().any(|(name, _)| name == key)
+}
+
 /// An integer beyond `i64`, from its decimal digits (as the generator
 /// writes it; anything unreadable becomes `None`).
 pub fn big_int(digits: &str) -> Value {
@@ -274,6 +295,32 @@ mod tests {
 
     fn json(text: &str) -> Value {
         json_loads_with_depth(text, 100).expect("test JSON parses")
+    }
+
+    #[test]
+    fn element_entries_come_before_groups() {
+        let Value::Map(mut item) = json(r#"{"name": [1], "id": null}"#) else {
+            panic!("a dict")
+        };
+        let groups = [
+            ("name".to_owned(), "g1".to_owned()),
+            ("x".to_owned(), "early".to_owned()),
+            ("x".to_owned(), "late".to_owned()),
+        ];
+        assert!(has_entry(&item, &groups, "name"));
+        assert!(has_entry(&item, &groups, "id"));
+        assert!(has_entry(&item, &groups, "x"));
+        assert!(!has_entry(&item, &groups, "y"));
+        assert!(!has_entry(&item, &[], "x"));
+        assert_eq!(take_entry(&mut item, &groups, "name"), json("[1]"));
+        assert_eq!(take_entry(&mut item, &groups, "id"), Value::Null);
+        // The last group of a name wins, as in the reference's dict.
+        assert_eq!(
+            take_entry(&mut item, &groups, "x"),
+            Value::Str("late".into())
+        );
+        assert_eq!(take_entry(&mut item, &groups, "y"), Value::Null);
+        assert_eq!(item.get("name"), Some(&Value::Null));
     }
 
     #[test]

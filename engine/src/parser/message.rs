@@ -2,6 +2,7 @@
 //! closing regions, finishing their values and assembling the message.
 
 use super::*;
+use crate::machine::RegionValues as _;
 
 impl<'t, M: Machine<'t>> Parser<'t, M> {
     /// Routes text `[a, b)` of `src` to the current region (dropped if there
@@ -132,13 +133,33 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         }
     }
 
+    /// Moves the values of this call's close events that the machine
+    /// built for field `k` aside, before the field's values are replaced
+    /// (a `transform_each` field's next region, or a value its transform
+    /// built).
+    fn detach_typed(&mut self, k: usize) {
+        for r in &mut self.log.raw {
+            if let RawEvent::Close { value, .. } = r
+                && let ValueSlot::Typed { field, item, .. } = *value
+                && field as usize == k
+            {
+                self.kept
+                    .values
+                    .push(self.kept.regions.value(k, item as usize));
+                *value = ValueSlot::Aside(self.kept.values.len() - 1);
+            }
+        }
+    }
+
     /// Moves the values of field `k` that the machine built in its own
     /// types into the message's list, at the same indices, and points this
-    /// call's events at them there.
+    /// call's events at them there. A `transform_each` field's list is the
+    /// field's value itself.
     pub(super) fn spill_typed_field(&mut self, k: usize) {
         if self.kept.regions.count(k) == 0 {
             return;
         }
+        let each = self.t.fields[k].transform_each;
         let items = self.kept.regions.spill(k);
         match self.kept.output.get_mut(k) {
             Some(Value::List(list)) if list.is_empty() => *list = items,
@@ -152,7 +173,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                 && let ValueSlot::Typed { field, item, .. } = *value
                 && field as usize == k
             {
-                *value = ValueSlot::Output(k, Some(item as usize));
+                *value = ValueSlot::Output(k, (!each).then_some(item as usize));
             }
         }
     }
@@ -265,6 +286,50 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                     self.spill_typed_field(k);
                     streamed = Some(parsed);
                 }
+            }
+        }
+        // A `transform_each` field the machine builds (one that does not
+        // repeat): the region's elements replace the field's value.
+        if M::Regions::takes(k)
+            && self.typed_on
+            && self.tools.is_none()
+            && field.transform_each
+            && !field.repeats
+            && field.join.is_none()
+            && !t.defaults.contains_key(&field.name)
+        {
+            let parsed = match streamed.take() {
+                Some(parsed) => parsed,
+                None => field
+                    .content
+                    .parse(&self.body)
+                    .map_err(|e| self.field_error(&field.name, e.to_string()))?,
+            };
+            // This call's events keep the value they showed.
+            self.detach_typed(k);
+            match self.kept.regions.close(k, parsed, &self.captures) {
+                Ok(j) => {
+                    if self.kept.output.contains(k) {
+                        self.detach(|i| i == k);
+                    }
+                    // The dict's entry, for its order; the value is typed.
+                    self.kept.output.set(k, n, Value::List(Vec::new()));
+                    self.kept.cells.push(std::sync::OnceLock::new());
+                    let slot = ValueSlot::Typed {
+                        field: f,
+                        item: u32::try_from(j).unwrap_or(u32::MAX),
+                        cell: u32::try_from(self.kept.cells.len() - 1).unwrap_or(u32::MAX),
+                    };
+                    self.log.raw.push(RawEvent::Close {
+                        field: f,
+                        value: slot,
+                    });
+                    self.reset_to_implicit();
+                    return Ok(());
+                }
+                // The engine's transform builds this one (and, if it
+                // succeeds, its value replaces the typed list below).
+                Err(parsed) => streamed = Some(parsed),
             }
         }
         let value = match streamed {
@@ -382,6 +447,11 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         } else {
             if existing {
                 self.detach(|i| i == k);
+            }
+            if M::Regions::takes(k) {
+                // Values the machine built for the field are replaced.
+                self.detach_typed(k);
+                self.kept.regions.clear(k);
             }
             self.kept.output.set(k, n, value);
             ValueSlot::Output(k, None)

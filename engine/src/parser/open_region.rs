@@ -62,7 +62,13 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                 && count > 0
                 && let Some(v) = map.get_mut(&field.name)
             {
-                *v = Value::List((0..count).map(|j| self.kept.regions.value(k, j)).collect());
+                *v = match field.transform_each {
+                    // The list is the field's value.
+                    true => self.kept.regions.value(k, 0),
+                    false => {
+                        Value::List((0..count).map(|j| self.kept.regions.value(k, j)).collect())
+                    }
+                };
             }
         }
         map
