@@ -238,8 +238,9 @@ pub fn lacks_bytes<const N: usize>(hay: &[u8], set: [u8; N]) -> bool {
             hay[at..at + 4].try_into().unwrap_or([0; 4]),
         ))
     };
+    let bytewise = || !hay.iter().any(|b| set.contains(b));
     match n {
-        0..4 => !hay.iter().any(|b| set.contains(b)),
+        0..4 => bytewise(),
         // The first and last four bytes (overlapping below eight) in one
         // word.
         4..8 => {
@@ -254,7 +255,7 @@ pub fn lacks_bytes<const N: usize>(hay: &[u8], set: [u8; N]) -> bool {
             [a] => memchr::memchr(*a, hay).is_none(),
             [a, b] => memchr::memchr2(*a, *b, hay).is_none(),
             [a, b, c] => memchr::memchr3(*a, *b, *c, hay).is_none(),
-            _ => !hay.iter().any(|b| set.contains(b)),
+            _ => bytewise(),
         },
     }
 }
@@ -854,7 +855,7 @@ impl StreamScan {
     /// begin a watched delimiter (only valid when [`StreamScan::is_clear`]).
     #[inline]
     pub fn skip_to(&mut self, to: usize) {
-        self.bytes_read += to.saturating_sub(self.frontier) as u64;
+        self.bytes_read += self.unread(to);
         self.frontier = self.frontier.max(to);
     }
 
