@@ -237,8 +237,9 @@ fn check_verbose_says_what_the_compiled_parser_runs_per_state() {
         .filter(|l| !l.trim_start().starts_with("fields."))
         .collect();
     assert_eq!(states.len(), 3, "{text}");
-    // Its tool calls are built in their struct; Apriel's, a list per
-    // region (`transform_each`), by the engine's transform.
+    // Its tool calls are built in their struct, and so are Apriel's, a
+    // list per region (`transform_each`); a transform that uses an
+    // element's entry twice is left to the engine's transform, with why.
     assert!(
         text.contains(
             "fields.tool_calls.transform          built as `ToolCalls` by generated code"
@@ -248,8 +249,18 @@ fn check_verbose_says_what_the_compiled_parser_runs_per_state() {
     let o = retort(&["check", "-v", "apriel"], b"");
     assert!(
         out(&o).contains(
-            "fields.tool_calls.transform          the engine's transform: `transform_each`"
+            "fields.tool_calls.transform          built as `ToolCalls` by generated code"
         ),
+        "{}",
+        out(&o)
+    );
+    let (_d, file) = scratch(
+        "twice.json",
+        r#"{"start_anchor": "<a>", "fields": {"t": {"open": "<t>", "close": "</t>", "content": "json", "transform_each": true, "transform": {"a": "{x}", "b": "{x}"}}}}"#,
+    );
+    let o = retort(&["check", "-v", &file], b"");
+    assert!(
+        out(&o).contains("fields.t.transform") && out(&o).contains("an element's entry used twice"),
         "{}",
         out(&o)
     );
