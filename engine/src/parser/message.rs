@@ -242,16 +242,24 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         let mut streamed = streamed;
         // A region the machine builds in its own types (a compiled
         // template's tool call): its value goes there, without the
-        // transform's dict. The field's values are all there or all in the
-        // message, so a field with values in the message stays there.
-        if M::Regions::takes(k)
+        // transform's dict. A repeating field's values are all there or all
+        // in the message, so a field with values in the message stays
+        // there. A `transform_each` field that does not repeat holds one
+        // region's list, which the next region's replaces.
+        let each = field.transform_each;
+        let typed = match (field.repeats, each) {
+            (true, false) => {
+                self.kept.regions.count(k) > 0
+                    || !self.kept.output.contains(k) && !t.defaults.contains_key(&field.name)
+            }
+            (false, true) => !t.defaults.contains_key(&field.name),
+            _ => false,
+        };
+        if typed
+            && M::Regions::takes(k)
             && self.typed_on
             && self.tools.is_none()
-            && field.repeats
             && field.join.is_none()
-            && !field.transform_each
-            && (self.kept.regions.count(k) > 0
-                || !self.kept.output.contains(k) && !t.defaults.contains_key(&field.name))
         {
             let parsed = match streamed.take() {
                 Some(parsed) => parsed,
@@ -260,9 +268,17 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                     .parse(&self.body)
                     .map_err(|e| self.field_error(&field.name, e.to_string()))?,
             };
+            if each {
+                // This call's events keep the list they showed.
+                self.detach_typed(k);
+            }
             match self.kept.regions.close(k, parsed, &self.captures) {
                 Ok(j) => {
-                    if !self.kept.output.contains(k) {
+                    let existing = self.kept.output.contains(k);
+                    if each && existing {
+                        self.detach(|i| i == k);
+                    }
+                    if each || !existing {
                         // The dict's entry, for its order and for the
                         // required-field check; the values are typed.
                         self.kept.output.set(k, n, Value::List(Vec::new()));
@@ -280,56 +296,16 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                     self.reset_to_implicit();
                     return Ok(());
                 }
-                // This region needs the engine's transform: the field's
-                // values move into the message, where this one joins them.
+                // This region needs the engine's transform. A repeating
+                // field's values move into the message, where this one
+                // joins them; a list (if the transform succeeds) replaces
+                // the typed one below.
                 Err(parsed) => {
-                    self.spill_typed_field(k);
+                    if !each {
+                        self.spill_typed_field(k);
+                    }
                     streamed = Some(parsed);
                 }
-            }
-        }
-        // A `transform_each` field the machine builds (one that does not
-        // repeat): the region's elements replace the field's value.
-        if M::Regions::takes(k)
-            && self.typed_on
-            && self.tools.is_none()
-            && field.transform_each
-            && !field.repeats
-            && field.join.is_none()
-            && !t.defaults.contains_key(&field.name)
-        {
-            let parsed = match streamed.take() {
-                Some(parsed) => parsed,
-                None => field
-                    .content
-                    .parse(&self.body)
-                    .map_err(|e| self.field_error(&field.name, e.to_string()))?,
-            };
-            // This call's events keep the value they showed.
-            self.detach_typed(k);
-            match self.kept.regions.close(k, parsed, &self.captures) {
-                Ok(j) => {
-                    if self.kept.output.contains(k) {
-                        self.detach(|i| i == k);
-                    }
-                    // The dict's entry, for its order; the value is typed.
-                    self.kept.output.set(k, n, Value::List(Vec::new()));
-                    self.kept.cells.push(std::sync::OnceLock::new());
-                    let slot = ValueSlot::Typed {
-                        field: f,
-                        item: u32::try_from(j).unwrap_or(u32::MAX),
-                        cell: u32::try_from(self.kept.cells.len() - 1).unwrap_or(u32::MAX),
-                    };
-                    self.log.raw.push(RawEvent::Close {
-                        field: f,
-                        value: slot,
-                    });
-                    self.reset_to_implicit();
-                    return Ok(());
-                }
-                // The engine's transform builds this one (and, if it
-                // succeeds, its value replaces the typed list below).
-                Err(parsed) => streamed = Some(parsed),
             }
         }
         let value = match streamed {
