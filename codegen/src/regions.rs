@@ -1,5 +1,6 @@
-//! Tool calls (and any other repeated region with a transform) built
-//! straight into the template's generated structs.
+//! Tool calls (and any other repeated region with a transform, or list of
+//! them with `transform_each`) built straight into the template's generated
+//! structs.
 //!
 //! The engine closes a region by parsing its text, applying the field's
 //! transform to build a dict (`{"type": "function", "function": {...}}`),
@@ -8,13 +9,16 @@
 //! whose transform is a dict of literals, captures, `{content}` and key
 //! paths into it (`{content.name}`), the generated `Regions` (the engine's
 //! `TypedRegions`) builds the struct from the parsed content and the
-//! captures directly: no dict, no key strings, no second pass. The dict is made from the struct only if a region event's
-//! value is read.
+//! captures directly: no dict, no key strings, no second pass. With
+//! `transform_each` it builds one struct per element of the parsed list,
+//! from the element's entries (or the captures). The dict is made from the
+//! struct only if a region event's value is read.
 //!
 //! The builder gives exactly the transform's value or declines: it hands
 //! the parsed value back (and the engine's transform runs, with its errors)
-//! when a placeholder's group is missing from the region's captures or the
-//! content is not of the type the struct holds.
+//! when a placeholder's group is missing from the region's captures, a key
+//! path or an element's entry is missing, or the content is not of the
+//! type the struct holds.
 
 use crate::types::{Model, Presence, Ty};
 use proc_macro2::{Ident, Literal, TokenStream};
