@@ -180,8 +180,9 @@ fn pieces_around_held_delimiters_match_the_engine() {
 /// pieces: two regions in one piece (the first event keeps its list), a
 /// region whose element lacks an entry (the typed builder declines, the
 /// transform's `KeyError` makes it malformed and the earlier list stays),
-/// one that is not JSON, and one that is not a list. The events and the
-/// message must be the run-time parser's.
+/// one that is not JSON, and one that is not a list. The events, the
+/// message so far after each piece and the message must be the run-time
+/// parser's.
 #[test]
 fn transform_each_regions_match_the_engine_in_lenient_mode() {
     use retort::{OwnedEvent, ParserOptions};
@@ -230,6 +231,11 @@ fn transform_each_regions_match_the_engine_in_lenient_mode() {
                         .map(|e| e.to_owned_event()),
                 );
                 re.extend(r.feed(piece).unwrap().iter().map(|e| e.to_owned_event()));
+                assert_eq!(
+                    Value::Map(c.engine().parsed_so_far()).to_json_string(),
+                    Value::Map(r.parsed_so_far()).to_json_string(),
+                    "{text:?} in {step}-character pieces: the message so far after {piece:?}"
+                );
             }
             let (cm, cl) = c.finalize_map().unwrap();
             ce.extend(cl.untyped().iter().map(|e| e.to_owned_event()));
