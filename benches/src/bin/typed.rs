@@ -58,6 +58,9 @@ macro_rules! parse {
     }};
 }
 
+/// A message to time: template, what it holds, and its parse.
+type Row = (&'static str, &'static str, fn(bool) -> usize);
+
 fn nemo(typed: bool) -> usize {
     parse!(mistral_nemo, NEMO_PROMPT, black_box(NEMO), typed)
 }
@@ -68,7 +71,7 @@ fn llama(typed: bool) -> usize {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let rows: [(&str, &str, fn(bool) -> usize); 2] = [
+    let rows: [Row; 2] = [
         ("mistral-nemo", "two calls", nemo),
         ("llama-3.1", "one call", llama),
     ];
