@@ -112,42 +112,38 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     }
 
     /// Moves the values of this call's close events that live in the
-    /// message entries selected by `which` aside, before those entries
-    /// change or move.
+    /// fields selected by `which` aside, before those fields change or
+    /// move: values in the message's entries, and values the machine built
+    /// in its own types (a value already made for a read event is taken
+    /// from its cell).
     pub(super) fn detach(&mut self, which: impl Fn(usize) -> bool) {
         for r in &mut self.log.raw {
-            if let RawEvent::Close { value, .. } = r
-                && let ValueSlot::Output(k, item) = *value
-                && which(k)
-            {
-                let v = match (self.kept.output.get(k), item) {
+            let RawEvent::Close { value, .. } = r else {
+                continue;
+            };
+            let v = match *value {
+                ValueSlot::Output(k, item) if which(k) => match (self.kept.output.get(k), item) {
                     (Some(v), None) => v.clone(),
                     (Some(Value::List(items)), Some(j)) => {
                         items.get(j).cloned().unwrap_or(Value::Null)
                     }
                     _ => Value::Null,
-                };
-                self.kept.values.push(v);
-                *value = ValueSlot::Aside(self.kept.values.len() - 1);
-            }
-        }
-    }
-
-    /// Moves the values of this call's close events that the machine
-    /// built for field `k` aside, before the field's values are replaced
-    /// (a `transform_each` field's next region, or a value its transform
-    /// built).
-    fn detach_typed(&mut self, k: usize) {
-        for r in &mut self.log.raw {
-            if let RawEvent::Close { value, .. } = r
-                && let ValueSlot::Typed { field, item, .. } = *value
-                && field as usize == k
-            {
-                self.kept
-                    .values
-                    .push(self.kept.regions.value(k, item as usize));
-                *value = ValueSlot::Aside(self.kept.values.len() - 1);
-            }
+                },
+                ValueSlot::Typed { field, item, cell } if which(field as usize) => {
+                    match self
+                        .kept
+                        .cells
+                        .get_mut(cell as usize)
+                        .and_then(|c| c.take())
+                    {
+                        Some(v) => v,
+                        None => self.kept.regions.value(field as usize, item as usize),
+                    }
+                }
+                _ => continue,
+            };
+            self.kept.values.push(v);
+            *value = ValueSlot::Aside(self.kept.values.len() - 1);
         }
     }
 
@@ -270,15 +266,11 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             };
             if each {
                 // This call's events keep the list they showed.
-                self.detach_typed(k);
+                self.detach(|i| i == k);
             }
             match self.kept.regions.close(k, parsed, &self.captures) {
                 Ok(j) => {
-                    let existing = self.kept.output.contains(k);
-                    if each && existing {
-                        self.detach(|i| i == k);
-                    }
-                    if each || !existing {
+                    if each || !self.kept.output.contains(k) {
                         // The dict's entry, for its order and for the
                         // required-field check; the values are typed.
                         self.kept.output.set(k, n, Value::List(Vec::new()));
@@ -421,12 +413,11 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                 }
             }
         } else {
-            if existing {
+            if existing || M::Regions::takes(k) {
                 self.detach(|i| i == k);
             }
             if M::Regions::takes(k) {
                 // Values the machine built for the field are replaced.
-                self.detach_typed(k);
                 self.kept.regions.clear(k);
             }
             self.kept.output.set(k, n, value);

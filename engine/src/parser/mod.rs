@@ -942,17 +942,9 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     /// regions (their entries in the values are empty lists, in the dict's
     /// order), the rest in the values.
     pub fn finalize_typed(&mut self) -> Result<(FieldValues, M::Regions, Events<'_>), ParseError> {
+        // (The last events' typed values are made by `end`, which moves
+        // every event's value aside: the regions move out.)
         let fields = self.end(true, false)?;
-        // The last events' typed values are made now: the regions move out.
-        for r in &self.log.raw {
-            if let RawEvent::Close {
-                value: ValueSlot::Typed { field, item, cell },
-                ..
-            } = *r
-            {
-                self.kept.cell(field as usize, item as usize, cell as usize);
-            }
-        }
         let regions = std::mem::take(&mut self.kept.regions);
         Ok((fields, regions, self.events(self.text.hay())))
     }
@@ -1031,7 +1023,8 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         if spill {
             self.spill_typed();
         }
-        // The last events must not point into the message, which moves out.
+        // The last events must not point into the message or the machine's
+        // types, which move out.
         if keep_events {
             self.detach(|_| true);
         }
