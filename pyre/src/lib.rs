@@ -125,24 +125,75 @@ impl fmt::Display for MatchError {
 
 impl std::error::Error for MatchError {}
 
+/// A group's span, `None` when it did not take part.
+type Span = Option<(usize, usize)>;
+
+/// How many spans a [`Captures`] holds without allocating: enough for the
+/// patterns content parsers run once per parameter (a tag pattern's whole
+/// match, key and value), which would otherwise allocate once per match.
+const INLINE_SPANS: usize = 4;
+
 /// The spans of a match: group 0 is the whole match; byte offsets into the haystack.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Captures {
-    spans: Vec<Option<(usize, usize)>>,
+    /// The spans of a pattern with at most [`INLINE_SPANS`] groups
+    /// (including group 0), the first `len`.
+    inline: [Span; INLINE_SPANS],
+    len: usize,
+    /// The spans of a pattern with more groups (then `inline` is unused).
+    heap: Vec<Span>,
 }
 
+impl PartialEq for Captures {
+    fn eq(&self, other: &Captures) -> bool {
+        self.spans() == other.spans()
+    }
+}
+
+impl Eq for Captures {}
+
 impl Captures {
+    /// `groups + 1` spans, all `None`.
+    fn none(groups: usize) -> Captures {
+        let n = groups + 1;
+        Captures {
+            inline: [None; INLINE_SPANS],
+            len: n,
+            heap: if n > INLINE_SPANS {
+                vec![None; n]
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    fn spans(&self) -> &[Span] {
+        if self.len > INLINE_SPANS {
+            &self.heap
+        } else {
+            &self.inline[..self.len]
+        }
+    }
+
+    fn spans_mut(&mut self) -> &mut [Span] {
+        if self.len > INLINE_SPANS {
+            &mut self.heap
+        } else {
+            &mut self.inline[..self.len]
+        }
+    }
+
     /// The span of group `i`, or `None` if it did not participate (or does not exist).
     pub fn get(&self, i: usize) -> Option<(usize, usize)> {
-        self.spans.get(i).copied().flatten()
+        self.spans().get(i).copied().flatten()
     }
     /// The number of groups including group 0.
     pub fn len(&self) -> usize {
-        self.spans.len()
+        self.len
     }
     /// Always false: group 0 exists.
     pub fn is_empty(&self) -> bool {
-        self.spans.is_empty()
+        self.len == 0
     }
     /// Start of the whole match.
     pub fn start(&self) -> usize {
@@ -465,9 +516,11 @@ impl Regex {
     }
 
     fn captures(&self, vm: &Vm<'_, '_>) -> Captures {
-        Captures {
-            spans: (0..=self.inner.groups).map(|g| vm.span(g)).collect(),
+        let mut c = Captures::none(self.inner.groups);
+        for (g, span) in c.spans_mut().iter_mut().enumerate() {
+            *span = vm.span(g);
         }
+        c
     }
 
     /// The first candidate start at or after `pos` (a char boundary), or
@@ -579,10 +632,10 @@ impl Regex {
             return Ok(None);
         };
         let bare = |start: usize| {
-            let mut spans = vec![None; self.inner.groups + 1];
-            spans[0] = Some((start, hay.len()));
+            let mut captures = Captures::none(self.inner.groups);
+            captures.spans_mut()[0] = Some((start, hay.len()));
             Some(PartialMatch {
-                captures: Captures { spans },
+                captures,
                 partial: true,
             })
         };

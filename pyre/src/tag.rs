@@ -249,11 +249,12 @@ impl TagIter<'_, '_> {
                 q
             };
             let end = q + sh.suffix.len();
-            let mut spans = vec![None; sh.groups + 1];
+            let mut c = Captures::none(sh.groups);
+            let spans = c.spans_mut();
             spans[0] = Some((s, end));
             spans[sh.key_group] = Some((key_start, key_end));
             spans[sh.value_group] = Some((vs, value_end));
-            return Some(Captures { spans });
+            return Some(c);
         }
         None
     }

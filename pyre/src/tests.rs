@@ -1042,3 +1042,30 @@ fn tag_patterns_find_what_the_vm_finds() {
     }
     assert_eq!(compared, 3000 * shaped.len());
 }
+
+/// Spans are held inline up to `INLINE_SPANS` groups and on the heap
+/// beyond: both read back the same, and captures compare by their spans.
+#[test]
+fn captures_inline_and_on_the_heap() {
+    let hay = "abcdefg";
+    for groups in [0, 1, INLINE_SPANS - 1, INLINE_SPANS, INLINE_SPANS + 3] {
+        // `(a)(b)...` with `groups` groups, the last one not taking part.
+        let mut p: String = (0..groups.saturating_sub(1))
+            .map(|i| format!("({})", &hay[i..i + 1]))
+            .collect();
+        if groups > 0 {
+            p.push_str("(z)?");
+        }
+        let c = re(&p).search(hay, 0).expect("budget").expect("a match");
+        assert_eq!(c.len(), groups + 1, "{p}");
+        let want: Vec<_> = std::iter::once(Some((0, groups.saturating_sub(1))))
+            .chain((0..groups.saturating_sub(1)).map(|i| Some((i, i + 1))))
+            .chain((groups > 0).then_some(None))
+            .collect();
+        assert_eq!(spans(&c), want, "{p}");
+        assert_eq!(c.get(groups + 1), None);
+        assert_eq!(c, c.clone());
+    }
+    let (one, two) = (re("(a)").search(hay, 0), re("(a)(b)?").search(hay, 0));
+    assert_ne!(one.expect("budget"), two.expect("budget"));
+}

@@ -163,6 +163,50 @@ enum Fail {
     IntTooLong(usize),
 }
 
+/// An array or object being read, innermost last.
+enum Open {
+    Array(Vec<Value>),
+    /// The object so far and the key whose value is being read.
+    Object(Map, String),
+}
+
+/// The stack of open containers of one parse. Its buffer is kept for the
+/// thread's next parse: a tool call's arguments are parsed once per region,
+/// and allocating the stack each time was one of the few allocations per
+/// region beyond the values returned.
+struct Stack(Vec<Open>);
+
+/// The most containers a kept buffer has room for (a deeper parse's buffer
+/// is freed, not kept).
+const KEPT_STACK: usize = 32;
+
+thread_local! {
+    static SPARE_STACK: std::cell::Cell<Vec<Open>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+impl Stack {
+    /// The thread's spare buffer (empty), or a new one.
+    fn take() -> Stack {
+        Stack(
+            SPARE_STACK
+                .try_with(std::cell::Cell::take)
+                .unwrap_or_default(),
+        )
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        let mut v = std::mem::take(&mut self.0);
+        if v.capacity() <= KEPT_STACK {
+            // (What an error left open is dropped here.)
+            v.clear();
+            // During the thread's teardown the buffer is just freed.
+            let _ = SPARE_STACK.try_with(|spare| spare.set(v));
+        }
+    }
+}
+
 /// The decoder's state. Indices are byte offsets into the text; the C
 /// code's index arithmetic carries over because every character it steps
 /// over one at a time is ASCII (a non-ASCII character is only ever part of
@@ -200,11 +244,8 @@ impl Scanner<'_> {
     /// order of checks, and so which error wins, is the C code's.
     /// Returns the value and the index just past it.
     fn scan_once(&self, mut idx: usize) -> Result<(Value, usize), Fail> {
-        enum Open {
-            Array(Vec<Value>),
-            Object(Map, String),
-        }
-        let mut stack: Vec<Open> = Vec::new();
+        let mut kept = Stack::take();
+        let stack = &mut kept.0;
         loop {
             // A value is expected at `idx`.
             let (mut value, mut end) = match self.at(idx) {
@@ -618,6 +659,24 @@ mod tests {
             "Unexpected UTF-8 BOM (decode using utf-8-sig): line 1 column 1 (char 0)"
         );
         assert_eq!(err(""), "Expecting value: line 1 column 1 (char 0)");
+    }
+
+    /// The stack's buffer is kept for the thread's next parse: what a parse
+    /// that failed with containers open left in it must not reach the next.
+    #[test]
+    fn kept_stack_starts_empty() {
+        assert!(json_loads(r#"{"a": [1, {"b": [2"#).is_err());
+        assert!(json_loads(&"[".repeat(KEPT_STACK + 5)).is_err());
+        assert_eq!(
+            json_loads(r#"[{"c": 3}]"#).unwrap().to_json_string(),
+            r#"[{"c": 3}]"#
+        );
+        assert!(json_loads(r#"{"a": [1, {"b": 2]"#).is_err());
+        assert_eq!(json_loads("[]").unwrap().to_json_string(), "[]");
+        assert_eq!(
+            json_loads(r#"{"x": {"y": 1}}"#).unwrap().to_json_string(),
+            r#"{"x": {"y": 1}}"#
+        );
     }
 
     #[test]
