@@ -6,7 +6,9 @@
 //! ```
 //!
 //! Arguments: workload name, mode (`whole`, `streamN`), parser (`compiled`
-//! or `runtime`), seconds (default 3).
+//! or `runtime`), seconds (default 3) or, as `Nx`, a number of runs (for
+//! instruction counts: `valgrind --tool=callgrind ... 200x` against `20x`
+//! gives one run's count, whatever the machine's speed).
 
 use retort_benches::{Kind, Mode, Parsers, workloads};
 use std::time::{Duration, Instant};
@@ -39,11 +41,11 @@ fn main() {
         .expect("the template file");
         let t = retort::Template::from_json(&text).expect("the template loads");
         let pieces = mode.pieces(&w.text);
-        let seconds: f64 = rest.first().and_then(|s| s.parse().ok()).unwrap_or(3.0);
+        let limit = Limit::parse(rest.first());
         let start = Instant::now();
         let mut runs = 0u64;
         let mut out = Vec::new();
-        while start.elapsed() < Duration::from_secs_f64(seconds) {
+        while limit.more(start, runs) {
             let mut s = retort::openai::ChunkStream::new(
                 &t,
                 &w.prefix,
@@ -71,7 +73,7 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let seconds: f64 = rest.first().and_then(|s| s.parse().ok()).unwrap_or(3.0);
+    let limit = Limit::parse(rest.first());
     let parsers = Parsers::new(w.template).unwrap_or_else(|e| {
         eprintln!("{e}");
         std::process::exit(2);
@@ -79,7 +81,7 @@ fn main() {
     let pieces = mode.pieces(&w.text);
     let start = Instant::now();
     let mut runs = 0u64;
-    while start.elapsed() < Duration::from_secs_f64(seconds) {
+    while limit.more(start, runs) {
         parsers.run(kind, &w.prefix, &pieces);
         runs += 1;
     }
@@ -89,4 +91,39 @@ fn main() {
         per * 1e6,
         w.text.len() as f64 / per / 1e6
     );
+}
+
+/// How long to run: seconds of wall time, or (`Nx`) a number of runs.
+enum Limit {
+    Seconds(f64),
+    Runs(u64),
+}
+
+impl Limit {
+    fn parse(arg: Option<&String>) -> Limit {
+        match arg {
+            Some(a) if a.ends_with('x') => match a[..a.len() - 1].parse() {
+                Ok(n) => Limit::Runs(n),
+                Err(_) => usage_error(a),
+            },
+            Some(a) => match a.parse() {
+                Ok(s) => Limit::Seconds(s),
+                Err(_) => usage_error(a),
+            },
+            None => Limit::Seconds(3.0),
+        }
+    }
+
+    /// Whether another run is due, `runs` done since `start`.
+    fn more(&self, start: Instant, runs: u64) -> bool {
+        match *self {
+            Limit::Seconds(s) => start.elapsed() < Duration::from_secs_f64(s),
+            Limit::Runs(n) => runs < n,
+        }
+    }
+}
+
+fn usage_error(arg: &str) -> ! {
+    eprintln!("{arg:?} is neither seconds nor a number of runs (`200x`)");
+    std::process::exit(2);
 }
