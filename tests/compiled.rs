@@ -174,6 +174,76 @@ fn pieces_around_held_delimiters_match_the_engine() {
     assert!(runs > 1_000, "{runs} texts");
 }
 
+/// Parses each text, whole and in pieces, with the compiled parser of
+/// template `$module` (bundled as `$file.json`) and the run-time one, in
+/// each of the modes `$lenient`: the events, the message so far after each
+/// piece and the message (or the error) must be the same.
+macro_rules! same_as_runtime {
+    ($module:ident, $file:literal, $prefix:literal, $texts:expr, $lenient:expr) => {{
+        use retort::{OwnedEvent, ParserOptions};
+        let runtime = retort::Template::from_json(
+            &std::fs::read_to_string(root().join(concat!("templates/", $file, ".json"))).unwrap(),
+        )
+        .unwrap();
+        for lenient in $lenient {
+            let options = || ParserOptions::new().lenient(lenient);
+            for text in $texts {
+                for step in [0, 1, 3, 7] {
+                    let pieces = match step {
+                        0 => vec![text.as_ref()],
+                        n => retort_tests::char_pieces(text.as_ref(), n),
+                    };
+                    let mut c = vectors::$module::Parser::with_options($prefix, options(), None)
+                        .expect("the prompt parses");
+                    let mut r = runtime
+                        .parser_with($prefix, options(), None)
+                        .expect("the prompt parses");
+                    let (mut ce, mut re): (Vec<OwnedEvent>, Vec<OwnedEvent>) =
+                        (Vec::new(), Vec::new());
+                    let mut failed = None;
+                    for piece in &pieces {
+                        match (c.feed(piece), r.feed(piece)) {
+                            (Ok(cf), Ok(rf)) => {
+                                ce.extend(cf.untyped().iter().map(|e| e.to_owned_event()));
+                                re.extend(rf.iter().map(|e| e.to_owned_event()));
+                            }
+                            (cf, rf) => {
+                                let (cf, rf) = (cf.map(|_| ()), rf.map(|_| ()));
+                                assert_eq!(cf, rf, "{text:?} in {step}-character pieces");
+                                failed = Some(());
+                                break;
+                            }
+                        }
+                        assert_eq!(
+                            Value::Map(c.engine().parsed_so_far()).to_json_string(),
+                            Value::Map(r.parsed_so_far()).to_json_string(),
+                            "{text:?} in {step}-character pieces: the message so far after {piece:?}"
+                        );
+                    }
+                    if failed.is_some() {
+                        continue;
+                    }
+                    let cm = c.finalize_map().map(|(m, last)| {
+                        ce.extend(last.untyped().iter().map(|e| e.to_owned_event()));
+                        Value::Map(m).to_json_string()
+                    });
+                    let rm = r.finalize().map(|(m, last)| {
+                        re.extend(last.iter().map(|e| e.to_owned_event()));
+                        Value::Map(m).to_json_string()
+                    });
+                    // (As text: a NaN is not equal to itself.)
+                    assert_eq!(
+                        format!("{ce:?}"),
+                        format!("{re:?}"),
+                        "{text:?} in {step}-character pieces: events"
+                    );
+                    assert_eq!(cm, rm, "{text:?} in {step}-character pieces: message");
+                }
+            }
+        }
+    }};
+}
+
 /// A `transform_each` field built in its generated structs (Mistral NeMo's
 /// tool calls; the field does not repeat, so each region's list replaces
 /// the last) against the run-time parser, in lenient mode, whole and in
@@ -185,7 +255,6 @@ fn pieces_around_held_delimiters_match_the_engine() {
 /// parser's.
 #[test]
 fn transform_each_regions_match_the_engine_in_lenient_mode() {
-    use retort::{OwnedEvent, ParserOptions};
     let good = |name: &str| {
         format!(
             r#"[TOOL_CALLS][{{"name": "{name}", "arguments": {{"x": [1, 2]}}, "id": "c{name}"}}, {{"id": 7, "arguments": "s", "name": null, "extra": 1}}]</s>"#
@@ -205,48 +274,33 @@ fn transform_each_regions_match_the_engine_in_lenient_mode() {
         ),
         format!("{}[TOOL_CALLS][]</s>tail", good("a")),
     ];
-    let runtime = retort::Template::from_json(
-        &std::fs::read_to_string(root().join("templates/mistral-nemo.json")).unwrap(),
-    )
-    .unwrap();
-    let options = || ParserOptions::new().lenient(true);
-    for text in &texts {
-        for step in [0, 1, 3, 7] {
-            let pieces = match step {
-                0 => vec![text.as_str()],
-                n => retort_tests::char_pieces(text, n),
-            };
-            let mut c = vectors::mistral_nemo::Parser::with_options("[/INST]", options(), None)
-                .expect("the prompt parses");
-            let mut r = runtime
-                .parser_with("[/INST]", options(), None)
-                .expect("the prompt parses");
-            let (mut ce, mut re): (Vec<OwnedEvent>, Vec<OwnedEvent>) = (Vec::new(), Vec::new());
-            for piece in &pieces {
-                ce.extend(
-                    c.feed(piece)
-                        .unwrap()
-                        .untyped()
-                        .iter()
-                        .map(|e| e.to_owned_event()),
-                );
-                re.extend(r.feed(piece).unwrap().iter().map(|e| e.to_owned_event()));
-                assert_eq!(
-                    Value::Map(c.engine().parsed_so_far()).to_json_string(),
-                    Value::Map(r.parsed_so_far()).to_json_string(),
-                    "{text:?} in {step}-character pieces: the message so far after {piece:?}"
-                );
-            }
-            let (cm, cl) = c.finalize_map().unwrap();
-            ce.extend(cl.untyped().iter().map(|e| e.to_owned_event()));
-            let (rm, rl) = r.finalize().unwrap();
-            re.extend(rl.iter().map(|e| e.to_owned_event()));
-            assert_eq!(ce, re, "{text:?} in {step}-character pieces: events");
-            assert_eq!(
-                Value::Map(cm).to_json_string(),
-                Value::Map(rm).to_json_string(),
-                "{text:?} in {step}-character pieces: message"
-            );
-        }
-    }
+    same_as_runtime!(mistral_nemo, "mistral-nemo", "[/INST]", &texts, [true]);
+}
+
+/// Llama 3.1's calls read `{content.name}` and `{content.parameters}`:
+/// the compiled parser builds them from those entries of the region's JSON
+/// object, parsed without the object (`json_object_entries`). Whatever the
+/// object holds (entries repeated, escaped, missing, nested, extra; text
+/// that is no object, or no JSON), the result is the engine's, strict and
+/// lenient.
+#[test]
+fn calls_read_from_object_entries_match_the_engine() {
+    let texts = [
+        r#"{"name": "f", "parameters": {"a": 1}}<|eot_id|>"#,
+        r#"{"name": "f", "parameters": 1, "name": "g"}<|eot_id|>"#,
+        r#"{"name": "f", "param\u0065ters": [1], "extra": [[{}], "x"]}<|eot_id|>"#,
+        r#"{"name": "f"}<|eot_id|>"#,
+        r#"{"name": "f", "parameters": }<|eot_id|>"#,
+        r#"{"name": "a", "parameters": {}}; {"name": "b", "parameters": {"x": null}}<|eot_id|>"#,
+        r#"{"name": "a", "parameters": {}}; {"name": "b"}; {"name": "c", "parameters": 2}<|eot_id|>"#,
+        r#"{"name": 5, "parameters": "s", "parameters": {"deep": [1, {"k": "v"}]}} <|eom_id|>"#,
+        r#"{"name": "f", "parameters": NaN}<|eot_id|>"#,
+    ];
+    same_as_runtime!(
+        llama_3_1,
+        "llama-3.1",
+        "<|start_header_id|>assistant<|end_header_id|>\n\n",
+        &texts,
+        [false, true]
+    );
 }

@@ -310,7 +310,9 @@ fn run_runtime(t: &Template, text: &str, step: usize, lenient: bool) -> Run {
 /// and, where a region needs the transform (a call without the `name`
 /// group raises its `KeyError`), the same error or, leniently, the same
 /// malformed region, with the calls built before it moved into the
-/// message's list and the calls after it built there.
+/// message's list and the calls after it built there. The transform uses
+/// the `name` group twice: the first placeholder copies its text, the last
+/// moves it out of the region's groups.
 #[test]
 fn tool_calls_built_in_their_types_equal_the_transforms_dicts() {
     let t = Template::from_json(
@@ -382,6 +384,11 @@ fn tool_calls_built_in_their_types_equal_the_transforms_dicts() {
     let (_, _, message, _) = run_runtime(&t, texts[0], 0, false);
     let message = message.unwrap();
     assert_eq!(message["tool_calls"].as_list().map(|l| l.len()), Some(2));
+    let mut p = optional_name::Parser::new("<s>").unwrap();
+    p.feed(texts[0]).unwrap();
+    let (typed, _) = p.finalize().unwrap();
+    let call = &typed.tool_calls.as_deref().expect("two calls")[1];
+    assert_eq!((call.id.as_str(), call.function.name.as_str()), ("b", "b"));
     let (_, _, strict, _) = run_runtime(&t, texts[1], 0, false);
     assert!(strict.unwrap_err().contains("KeyError"));
     let (_, _, lenient, malformed) = run_runtime(&t, texts[1], 0, true);

@@ -42,6 +42,10 @@ struct TypedField {
     /// `transform_each` (on a field that does not repeat): a region's value
     /// is the list of its items, and it replaces the field's value.
     each: bool,
+    /// For a plain JSON region read by entries: the entries' keys, and the
+    /// body building an item from them (`found`, one per key) and
+    /// `captures`, to `Option<item>`.
+    json: Option<(Vec<String>, TokenStream)>,
 }
 
 /// The code that builds one transform.
@@ -53,8 +57,19 @@ struct Builder<'a> {
     /// Checks that run before anything is built (so that declining hands
     /// the parsed value back untouched).
     checks: Vec<TokenStream>,
-    /// Groups already looked up, with their locals.
+    /// Groups already looked up, with their locals (each the index of
+    /// the group's entry in `captures`).
     locals: Vec<(String, Ident)>,
+    /// How many placeholders of each group are still to be built: the
+    /// last one moves the group's text out of `captures` (the region's
+    /// groups are not read again once its value is built), the others copy
+    /// it.
+    uses: Vec<(String, usize)>,
+    /// Reading a plain JSON region's object entries from its text
+    /// (`TypedRegions::close_json`): `{content.key}` is the entry `found[i]`
+    /// of these keys, and a missing one declines with `None`. `None`: the
+    /// builder reads the parsed content.
+    json: Option<Vec<String>>,
     /// Whether `{content}` was used (it is moved, so once at most).
     content_used: bool,
     /// The key paths into `{content}` used (`{content.name}`: `["name"]`),
@@ -126,7 +141,7 @@ impl Builder<'_> {
             // `{content}`: the scope's `content` comes before any group of
             // that name, and a placeholder used once moves it.
             (Node::Placeholder { root, keys, .. }, _) if keys.is_empty() && root == "content" => {
-                if self.content_used || !self.paths.is_empty() {
+                if self.content_used || !self.paths.is_empty() || self.json.is_some() {
                     return None;
                 }
                 self.content_used = true;
@@ -157,6 +172,25 @@ impl Builder<'_> {
                     return None;
                 }
                 self.paths.push(keys.clone());
+                if let Some(json) = &mut self.json {
+                    // One entry of the object, parsed alone.
+                    let [key] = keys.as_slice() else {
+                        return None;
+                    };
+                    let i = json.len();
+                    json.push(key.clone());
+                    self.checks.push(quote! {
+                        if found[#i].is_none() {
+                            return ::core::option::Option::None;
+                        }
+                    });
+                    return Some(quote! {
+                        match found[#i].take() {
+                            ::core::option::Option::Some(v) => v,
+                            ::core::option::Option::None => #kr::Value::Null,
+                        }
+                    });
+                }
                 let (test, take) = (keys.iter(), keys.iter());
                 self.checks.push(quote! {
                     if #kr::value_at(&parsed, &[#(#test),*]).is_none() {
@@ -165,14 +199,21 @@ impl Builder<'_> {
                 });
                 Some(quote!(#kr::take_at(&mut parsed, &[#(#take),*])))
             }
-            // A named group: its text (the last group of that name).
+            // A named group: its text (the last group of that name), moved
+            // out of the captures by its last placeholder.
             (Node::Placeholder { root, keys, .. }, Ty::Str | Ty::Any)
                 if keys.is_empty() && self.groups.iter().any(|g| g == root) =>
             {
                 let local = self.group(root);
+                let left = self.uses.iter_mut().find(|(g, _)| g == root)?;
+                left.1 = left.1.checked_sub(1)?;
+                let text = match left.1 {
+                    0 => quote!(::core::mem::take(&mut captures[#local].1)),
+                    _ => quote!(captures[#local].1.clone()),
+                };
                 Some(match ty {
-                    Ty::Str => quote!(::std::string::String::from(#local)),
-                    _ => quote!(#kr::Value::Str(::std::string::String::from(#local))),
+                    Ty::Str => text,
+                    _ => quote!(#kr::Value::Str(#text)),
                 })
             }
             _ => None,
@@ -186,14 +227,16 @@ impl Builder<'_> {
             return local.clone();
         }
         let local = format_ident!("group_{}", self.locals.len());
+        let decline = match self.json {
+            Some(_) => quote!(::core::option::Option::None),
+            None => quote!(::core::result::Result::Err(parsed)),
+        };
         self.checks.push(quote! {
             let ::core::option::Option::Some(#local) = captures
                 .iter()
-                .rev()
-                .find(|(name, _)| name == #root)
-                .map(|(_, text)| text.as_str())
+                .rposition(|(name, _)| name == #root)
             else {
-                return ::core::result::Result::Err(parsed);
+                return #decline;
             };
         });
         self.locals.push((root.to_owned(), local.clone()));
@@ -248,17 +291,32 @@ fn typed_field(
             groups.push(name.clone());
         }
     }
-    let mut b = Builder {
-        model,
-        kr,
-        groups,
-        checks: Vec::new(),
-        locals: Vec::new(),
-        content_used: false,
-        paths: Vec::new(),
-        item: each,
-        roots: Vec::new(),
+    let builder = |json: bool| {
+        let mut b = Builder {
+            model,
+            kr,
+            groups: groups.clone(),
+            checks: Vec::new(),
+            locals: Vec::new(),
+            json: json.then(Vec::new),
+            content_used: false,
+            paths: Vec::new(),
+            item: each,
+            roots: Vec::new(),
+            uses: Vec::new(),
+        };
+        // (A group's placeholders in a `transform_each` element are the
+        // element's entries or else copies: elements share the groups.)
+        if !each {
+            for g in &groups {
+                if !b.uses.iter().any(|(u, _)| u == g) {
+                    b.uses.push((g.clone(), group_uses(transform.node(), g)));
+                }
+            }
+        }
+        b
     };
+    let mut b = builder(false);
     let value = b.expr(transform.node(), item).ok_or(
         "a placeholder of no group, with keys into a group or an element, `{content}` met twice (whole, or one key path within another), an element's entry used twice, or a literal other than a string, bool or int",
     )?;
@@ -268,6 +326,8 @@ fn typed_field(
         // Every element is tested before any is taken apart, so that a
         // region the transform must build is handed back as it came.
         let build = quote! {
+            let captures: &[(::std::string::String, ::std::string::String)] = captures;
+            let _ = captures;
             let fits = |item: &#kr::Value| -> bool {
                 let #kr::Value::Map(item) = item else {
                     return false;
@@ -299,6 +359,7 @@ fn typed_field(
             item: quote!(#name),
             build,
             each,
+            json: None,
         });
     }
     // Without `{content}` the transform drops the parsed value; key paths
@@ -313,13 +374,42 @@ fn typed_field(
         #drop_content
         ::core::result::Result::Ok(#value)
     };
+    // A plain JSON region whose transform reads no more of its content
+    // than entries of the object (`{content.name}`, or nothing) is built
+    // from its text: the entries are parsed alone, the object is not.
+    let mut j = builder(true);
+    let json = match (f.content.plain_json(), j.expr(transform.node(), item)) {
+        (true, Some(value)) => {
+            let keys = j.json.take().unwrap_or_default();
+            let checks = &j.checks;
+            Some((
+                keys,
+                quote! {
+                    #(#checks)*
+                    ::core::option::Option::Some(#value)
+                },
+            ))
+        }
+        _ => None,
+    };
     Ok(TypedField {
         index,
         member: format_ident!("field_{}", index),
         item: quote!(#name),
         build,
         each,
+        json,
     })
+}
+
+/// How many placeholders of `node` are group `g`'s text (`{g}`, no keys).
+fn group_uses(node: &Node, g: &str) -> usize {
+    match node {
+        Node::Map(entries) => entries.iter().map(|(_, n)| group_uses(n, g)).sum(),
+        Node::List(items) => items.iter().map(|n| group_uses(n, g)).sum(),
+        Node::Placeholder { root, keys, .. } => usize::from(keys.is_empty() && root == g),
+        Node::Literal(_) | Node::TooDeep => 0,
+    }
 }
 
 /// For each field with a transform, in template order: the generated
@@ -361,6 +451,24 @@ pub fn generate(
         .map(|f| format_ident!("build_{}", f.index))
         .collect();
     let bodies: Vec<&TokenStream> = fields.iter().map(|f| &f.build).collect();
+    // Fields built from a plain JSON region's entries.
+    let by_entries: Vec<&TypedField> = fields.iter().filter(|f| f.json.is_some()).collect();
+    let json_indices: Vec<usize> = by_entries.iter().map(|f| f.index).collect();
+    let json_members: Vec<&Ident> = by_entries.iter().map(|f| &f.member).collect();
+    let json_items: Vec<&TokenStream> = by_entries.iter().map(|f| &f.item).collect();
+    let json_builders: Vec<Ident> = by_entries
+        .iter()
+        .map(|f| format_ident!("build_{}_from_entries", f.index))
+        .collect();
+    let json_keys: Vec<&Vec<String>> = by_entries
+        .iter()
+        .filter_map(|f| f.json.as_ref().map(|(k, _)| k))
+        .collect();
+    let json_counts: Vec<usize> = json_keys.iter().map(|k| k.len()).collect();
+    let json_bodies: Vec<&TokenStream> = by_entries
+        .iter()
+        .filter_map(|f| f.json.as_ref().map(|(_, b)| b))
+        .collect();
     // What a builder returns: a region's item, or (`transform_each`) its
     // list of them.
     let built: Vec<TokenStream> = fields
@@ -434,10 +542,21 @@ pub fn generate(
             #[inline]
             fn #builders(
                 parsed: #kr::Value,
-                captures: &[(::std::string::String, ::std::string::String)],
+                captures: &mut [(::std::string::String, ::std::string::String)],
             ) -> ::core::result::Result<#built, #kr::Value> {
                 let _ = captures;
                 #bodies
+            }
+        )*
+
+        #(
+            #[inline]
+            fn #json_builders(
+                found: &mut [::core::option::Option<#kr::Value>; #json_counts],
+                captures: &mut [(::std::string::String, ::std::string::String)],
+            ) -> ::core::option::Option<#json_items> {
+                let _ = (&found, &captures);
+                #json_bodies
             }
         )*
 
@@ -463,7 +582,7 @@ pub fn generate(
                 &mut self,
                 f: usize,
                 parsed: #kr::Value,
-                captures: &[(::std::string::String, ::std::string::String)],
+                captures: &mut [(::std::string::String, ::std::string::String)],
             ) -> ::core::result::Result<usize, #kr::Value> {
                 let _ = captures;
                 match f {
@@ -471,6 +590,30 @@ pub fn generate(
                         #closes
                     })*
                     _ => ::core::result::Result::Err(parsed),
+                }
+            }
+
+            #[inline]
+            fn close_json(
+                &mut self,
+                f: usize,
+                text: &str,
+                json_depth: usize,
+                captures: &mut [(::std::string::String, ::std::string::String)],
+            ) -> ::core::option::Option<usize> {
+                let _ = (text, json_depth, &captures);
+                match f {
+                    #(#json_indices => {
+                        let mut found: [::core::option::Option<#kr::Value>; #json_counts] =
+                            ::core::array::from_fn(|_| ::core::option::Option::None);
+                        if !#kr::json_object_entries(text, json_depth, &[#(#json_keys),*], &mut found) {
+                            return ::core::option::Option::None;
+                        }
+                        let value = #json_builders(&mut found, captures)?;
+                        self.#json_members.push(value);
+                        ::core::option::Option::Some(self.#json_members.len() - 1)
+                    })*
+                    _ => ::core::option::Option::None,
                 }
             }
 

@@ -296,6 +296,16 @@ impl ContentSpec {
         self.run(Input::Str(text), JSON_MAX_DEPTH)
     }
 
+    /// Whether [`ContentSpec::parse`] is `json.loads` of the text and
+    /// nothing else: `json` without `string_delims` or `unquoted_keys`
+    /// (`allow_non_json` only changes what an error gives). Generated
+    /// builders may then read a region's object without building it (see
+    /// [`crate::machine::TypedRegions::close_json`]).
+    pub fn plain_json(&self) -> bool {
+        matches!(&self.parser, Parser::Json(a)
+            if a.pairs.is_empty() && !a.unquoted_keys && !a.delims_truthy)
+    }
+
     /// Whether the parser's value is the region's text itself (stripped or
     /// not), so that [`ContentSpec::parse_owned`] moves the text into it.
     pub fn keeps_text(&self) -> bool {

@@ -266,12 +266,36 @@ pub trait TypedRegions: RegionValues + Clone + Debug + Default + Send + Sync {
     /// A `transform_each` field (one that does not repeat) holds one
     /// region's list: a region's elements replace the field's values, the
     /// index is 0, and `value(f, _)` is the whole list.
+    ///
+    /// A value built here may move a group's text out of `captures` (the
+    /// region's groups are not read once it is closed); one handed back
+    /// leaves them as they were.
     fn close(
         &mut self,
         f: usize,
         parsed: Value,
-        captures: &[(String, String)],
+        captures: &mut [(String, String)],
     ) -> Result<usize, Value>;
+
+    /// [`TypedRegions::close`] for a region whose content parser is plain
+    /// JSON ([`crate::content::ContentSpec::plain_json`]), from the
+    /// region's text: a builder that reads only entries of the content's
+    /// object (`{content.name}`, `{content.arguments}`) parses them
+    /// without building the object around them (with the JSON nesting
+    /// limit `json_depth`). `None`: nothing was built and nothing moved
+    /// (no such builder, a text that is not an object, an entry or group
+    /// missing); the engine then parses the content and calls `close`.
+    #[inline(always)]
+    fn close_json(
+        &mut self,
+        f: usize,
+        text: &str,
+        json_depth: usize,
+        captures: &mut [(String, String)],
+    ) -> Option<usize> {
+        let _ = (f, text, json_depth, captures);
+        None
+    }
 
     /// How many values field `f` holds here.
     fn count(&self, f: usize) -> usize;
@@ -308,7 +332,12 @@ impl TypedRegions for NoRegions {
         false
     }
 
-    fn close(&mut self, _: usize, parsed: Value, _: &[(String, String)]) -> Result<usize, Value> {
+    fn close(
+        &mut self,
+        _: usize,
+        parsed: Value,
+        _: &mut [(String, String)],
+    ) -> Result<usize, Value> {
         Err(parsed)
     }
 

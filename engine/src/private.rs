@@ -9,6 +9,7 @@ pub use crate::machine::{HasRegions, LiteralHit, Machine, NoRegions, RegionValue
 pub use crate::parser::{
     Events, FieldValues, Malformed, OpenRegion, Parser, ParserOptions, TypedEvents,
 };
+pub use crate::py::{JSON_MAX_DEPTH, json_object_entries};
 pub use crate::pyre::{
     Assertion, Class, ClassKind, Fold, Inst, One, Peek, Program, Regex, Required, StartScan,
 };

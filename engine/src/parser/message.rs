@@ -257,18 +257,35 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             && self.tools.is_none()
             && field.join.is_none()
         {
-            let parsed = match streamed.take() {
-                Some(parsed) => parsed,
-                None => field
-                    .content
-                    .parse(&self.body)
-                    .map_err(|e| self.field_error(&field.name, e.to_string()))?,
+            // A plain JSON region whose builder reads entries of its
+            // object: built from the text, without the object around them.
+            let from_text = match streamed.is_none() && !each && field.content.plain_json() {
+                true => self.kept.regions.close_json(
+                    k,
+                    &self.body,
+                    crate::py::JSON_MAX_DEPTH,
+                    &mut self.captures,
+                ),
+                false => None,
             };
-            if each {
-                // This call's events keep the list they showed.
-                self.detach(|i| i == k);
-            }
-            match self.kept.regions.close(k, parsed, &self.captures) {
+            let closed = match from_text {
+                Some(j) => Ok(j),
+                None => {
+                    let parsed = match streamed.take() {
+                        Some(parsed) => parsed,
+                        None => field
+                            .content
+                            .parse(&self.body)
+                            .map_err(|e| self.field_error(&field.name, e.to_string()))?,
+                    };
+                    if each {
+                        // This call's events keep the list they showed.
+                        self.detach(|i| i == k);
+                    }
+                    self.kept.regions.close(k, parsed, &mut self.captures)
+                }
+            };
+            match closed {
                 Ok(j) => {
                     if each || !self.kept.output.contains(k) {
                         // The dict's entry, for its order and for the

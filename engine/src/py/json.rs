@@ -150,6 +150,77 @@ pub fn json_loads_with_depth(s: &str, max_depth: usize) -> Result<Value, JsonErr
     Ok(value)
 }
 
+/// The entries `keys` of a document that is an object, parsed without
+/// building the object: `out[i]` gets the value of `keys[i]` (the last one,
+/// as a dict keeps it), or stays `None` when the object has no such key.
+/// Every other value is parsed too, and dropped. Returns `false`, with
+/// `out` in no particular state, for anything else: a document
+/// [`json_loads_with_depth`] rejects, or one that is not an object. When it
+/// returns `true`, that function would have returned an object whose
+/// entries `keys` are what `out` holds.
+///
+/// Generated builders read a tool call's `{content.name}` and
+/// `{content.arguments}` so, without the dict around them.
+pub fn json_object_entries(
+    s: &str,
+    max_depth: usize,
+    keys: &[&str],
+    out: &mut [Option<Value>],
+) -> bool {
+    // The object itself takes the first level of nesting.
+    if s.starts_with('\u{feff}') || max_depth == 0 {
+        return false;
+    }
+    let scanner = Scanner {
+        text: s,
+        s: s.as_bytes(),
+        max_depth: max_depth - 1,
+    };
+    let mut idx = scanner.skip_ws(0);
+    if scanner.at(idx) != Some(b'{') {
+        return false;
+    }
+    idx = scanner.skip_ws(idx + 1);
+    if scanner.at(idx) == Some(b'}') {
+        return scanner.skip_ws(idx + 1) == s.len();
+    }
+    loop {
+        if scanner.at(idx) != Some(b'"') {
+            return false;
+        }
+        // A key without escapes is compared where it lies.
+        let decoded;
+        let (key, next) = match string_run_end(scanner.s, idx + 1) {
+            Some(q) if scanner.s[q] == b'"' => (&s[idx + 1..q], q + 1),
+            _ => match scanner.scan_string(idx + 1) {
+                Ok((k, next)) => {
+                    decoded = k;
+                    (decoded.as_str(), next)
+                }
+                Err(_) => return false,
+            },
+        };
+        let colon = scanner.skip_ws(next);
+        if scanner.at(colon) != Some(b':') {
+            return false;
+        }
+        let Ok((value, end)) = scanner.scan_once(scanner.skip_ws(colon + 1)) else {
+            return false;
+        };
+        if let Some(i) = keys.iter().position(|k| *k == key) {
+            if let Some(slot) = out.get_mut(i) {
+                *slot = Some(value);
+            }
+        }
+        idx = scanner.skip_ws(end);
+        match scanner.at(idx) {
+            Some(b',') => idx = scanner.skip_ws(idx + 1),
+            Some(b'}') => return scanner.skip_ws(idx + 1) == s.len(),
+            _ => return false,
+        }
+    }
+}
+
 /// Internal failures, before they are turned into [`JsonError`]s.
 enum Fail {
     /// The C scanner's `StopIteration(idx)`: no value starts at `idx`; it
@@ -677,6 +748,114 @@ mod tests {
             json_loads(r#"{"x": {"y": 1}}"#).unwrap().to_json_string(),
             r#"{"x": {"y": 1}}"#
         );
+    }
+
+    /// `json_object_entries` against the whole parse: it succeeds exactly
+    /// where the document parses to an object, and then holds that
+    /// object's entries.
+    #[test]
+    fn object_entries_are_the_objects() {
+        let keys = ["name", "arguments", "n\\ame"];
+        let check = |doc: &str, depth: usize| {
+            let mut out = [None, None, None];
+            let got = json_object_entries(doc, depth, &keys, &mut out);
+            match json_loads_with_depth(doc, depth) {
+                Ok(Value::Map(m)) => {
+                    assert!(got, "{doc:?} at depth {depth}");
+                    for (k, v) in keys.iter().zip(&out) {
+                        // (As text: NaN is not equal to itself.)
+                        assert_eq!(
+                            format!("{:?}", m.get(*k)),
+                            format!("{:?}", v.as_ref()),
+                            "{doc:?}: {k}"
+                        );
+                    }
+                    true
+                }
+                _ => {
+                    assert!(!got, "{doc:?} at depth {depth}");
+                    false
+                }
+            }
+        };
+        let docs = [
+            r#"{"name": "f", "arguments": {"a": [1, {"b": null}]}}"#,
+            r#" {"arguments":1,"name":"x","name":"y"} "#,
+            r#"{"na\u006de": "esc", "n\\ame": 2, "other": [1, 2, {"x": {}}]}"#,
+            r#"{}"#,
+            " { } ",
+            r#"{"name": "f",}"#,
+            r#"{"name" "f"}"#,
+            r#"{"name": "f"} x"#,
+            r#"{"name": "f""#,
+            r#"{name: 1}"#,
+            r#"["name", 1]"#,
+            r#""name""#,
+            "\u{feff}{}",
+            r#"{"name": "a\u0001"}"#,
+            "{\"name\": \"a\u{1}\"}",
+            r#"{"name": NaN, "arguments": -Infinity}"#,
+            r#"{"name": 123456789012345678901234567890}"#,
+            r#"{"a": [[[[]]]], "name": {"b": {"c": {}}}}"#,
+            "",
+            "{",
+            r#"{"name": 1 "arguments": 2}"#,
+        ];
+        for doc in docs {
+            for depth in 0..7 {
+                check(doc, depth);
+            }
+            check(doc, JSON_MAX_DEPTH);
+        }
+        let mut next = xorshift(0x5eed_0b1e_c7e5);
+        let atoms = [
+            "{",
+            "}",
+            "[",
+            "]",
+            ",",
+            ":",
+            " ",
+            "\"name\"",
+            "\"arguments\"",
+            "\"x\"",
+            "1",
+            "null",
+            "\"v\"",
+        ];
+        // Random objects: entries of the keys and others, values nested a
+        // few levels, with a random atom spliced in now and then.
+        let mut objects = 0;
+        for _ in 0..20_000 {
+            let mut doc = String::from("{");
+            for e in 0..(next() % 4) {
+                if e > 0 {
+                    doc.push(',');
+                }
+                doc.push_str(atoms[7 + (next() % 3) as usize]);
+                doc.push(':');
+                for _ in 0..(next() % 3) {
+                    doc.push('[');
+                }
+                doc.push_str(atoms[10 + (next() % 3) as usize]);
+                while doc.ends_with('[')
+                    || next() % 2 == 0 && doc.matches('[').count() > doc.matches(']').count()
+                {
+                    doc.push(']');
+                }
+                if next() % 8 == 0 {
+                    doc.push_str(atoms[(next() % atoms.len() as u64) as usize]);
+                }
+            }
+            if next() % 8 != 0 {
+                doc.push('}');
+            }
+            if check(&doc, (next() % 5) as usize) {
+                objects += 1;
+            }
+        }
+        // Both outcomes are well covered.
+        assert!((2_000..18_000).contains(&objects), "{objects} objects");
     }
 
     #[test]

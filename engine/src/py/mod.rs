@@ -16,7 +16,10 @@ use crate::Value;
 use crate::unicode_tables::{PY_SPACE, in_ranges};
 use std::fmt;
 
-pub use json::{JSON_MAX_DEPTH, JsonError, json_dumps_ascii, json_loads, json_loads_with_depth};
+pub use json::{
+    JSON_MAX_DEPTH, JsonError, json_dumps_ascii, json_loads, json_loads_with_depth,
+    json_object_entries,
+};
 pub use num::{PyValueError, float_is_integer, int_of_float, parse_float, parse_int};
 pub use repr::{repr_str, repr_value};
 
