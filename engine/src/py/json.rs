@@ -207,10 +207,12 @@ pub fn json_object_entries(
         let Ok((value, end)) = scanner.scan_once(scanner.skip_ws(colon + 1)) else {
             return false;
         };
-        if let Some(i) = keys.iter().position(|k| *k == key) {
-            if let Some(slot) = out.get_mut(i) {
-                *slot = Some(value);
-            }
+        if let Some(slot) = keys
+            .iter()
+            .position(|k| *k == key)
+            .and_then(|i| out.get_mut(i))
+        {
+            *slot = Some(value);
         }
         idx = scanner.skip_ws(end);
         match scanner.at(idx) {
@@ -838,16 +840,16 @@ mod tests {
                     doc.push('[');
                 }
                 doc.push_str(atoms[10 + (next() % 3) as usize]);
-                while doc.ends_with('[')
-                    || next() % 2 == 0 && doc.matches('[').count() > doc.matches(']').count()
+                while next().is_multiple_of(2)
+                    && doc.matches('[').count() > doc.matches(']').count()
                 {
                     doc.push(']');
                 }
-                if next() % 8 == 0 {
+                if next().is_multiple_of(8) {
                     doc.push_str(atoms[(next() % atoms.len() as u64) as usize]);
                 }
             }
-            if next() % 8 != 0 {
+            if !next().is_multiple_of(8) {
                 doc.push('}');
             }
             if check(&doc, (next() % 5) as usize) {
