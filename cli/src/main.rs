@@ -284,9 +284,22 @@ fn check(arg: &str, verbose: bool) -> Result<(), Failure> {
         for (i, built) in retort_codegen::regions::plan(&t) {
             let key = format!("{base}fields.{}.transform", t.fields()[i].name);
             match built {
-                Ok(name) => println!(
-                    "  {key:<36} built as `{name}` by generated code (the engine's transform with `tools=` coercion, or for a region whose group took no part or whose list has an element without an entry it names)"
-                ),
+                Ok(built) => {
+                    let from = match &built.entries {
+                        Some(keys) => format!(
+                            ", from the entries {} of the region's JSON object without building the object",
+                            keys.iter()
+                                .map(|k| format!("`{k}`"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                        None => String::new(),
+                    };
+                    println!(
+                        "  {key:<36} built as `{}` by generated code{from} (the engine's transform with `tools=` coercion, or for a region whose group took no part or whose list has an element without an entry it names)",
+                        built.item
+                    );
+                }
                 Err(why) => println!("  {key:<36} the engine's transform: {why}"),
             }
         }

@@ -246,6 +246,16 @@ fn check_verbose_says_what_the_compiled_parser_runs_per_state() {
         ),
         "{text}"
     );
+    // Llama 3.1's calls read two entries of the region's object, which
+    // the generated code parses without building the object.
+    let o = retort(&["check", "-v", "llama-3.1"], b"");
+    assert!(
+        out(&o).contains(
+            "built as `ToolCalls` by generated code, from the entries `name`, `parameters` of the region's JSON object"
+        ),
+        "{}",
+        out(&o)
+    );
     let o = retort(&["check", "-v", "apriel"], b"");
     assert!(
         out(&o).contains(

@@ -412,10 +412,21 @@ fn group_uses(node: &Node, g: &str) -> usize {
     }
 }
 
-/// For each field with a transform, in template order: the generated
-/// struct its values are built in, or why the engine's transform builds
-/// them (what `retort check --verbose` reports).
-pub fn plan(t: &Template) -> Vec<(usize, Result<String, &'static str>)> {
+/// How the generated code builds a field's values (see [`plan`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Built {
+    /// The generated struct each value is.
+    pub item: String,
+    /// For a plain JSON region whose transform reads only entries of the
+    /// object: those entries' keys, read from the region's text without
+    /// building the object (`TypedRegions::close_json`).
+    pub entries: Option<Vec<String>>,
+}
+
+/// For each field with a transform, in template order: how the generated
+/// code builds its values, or why the engine's transform builds them (what
+/// `retort check --verbose` reports).
+pub fn plan(t: &Template) -> Vec<(usize, Result<Built, &'static str>)> {
     let model = crate::types::derive(t);
     let kr = quote!(__rt);
     t.fields()
@@ -423,7 +434,10 @@ pub fn plan(t: &Template) -> Vec<(usize, Result<String, &'static str>)> {
         .enumerate()
         .filter(|(_, f)| f.transform.is_some())
         .map(|(i, f)| {
-            let built = typed_field(t, &model, i, f, &kr).map(|tf| tf.item.to_string());
+            let built = typed_field(t, &model, i, f, &kr).map(|tf| Built {
+                item: tf.item.to_string(),
+                entries: tf.json.map(|(keys, _)| keys),
+            });
             (i, built)
         })
         .collect()
