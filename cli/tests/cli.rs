@@ -248,22 +248,19 @@ fn check_verbose_says_what_the_compiled_parser_runs_per_state() {
     );
     // Llama 3.1's calls read two entries of the region's object, which
     // the generated code parses without building the object.
-    let o = retort(&["check", "-v", "llama-3.1"], b"");
-    assert!(
-        out(&o).contains(
-            "built as `ToolCalls` by generated code, from the entries `name`, `parameters` of the region's JSON object"
+    for (template, says) in [
+        (
+            "llama-3.1",
+            "built as `ToolCalls` by generated code, from the entries `name`, `parameters` of the region's JSON object",
         ),
-        "{}",
-        out(&o)
-    );
-    let o = retort(&["check", "-v", "apriel"], b"");
-    assert!(
-        out(&o).contains(
-            "fields.tool_calls.transform          built as `ToolCalls` by generated code"
+        (
+            "apriel",
+            "fields.tool_calls.transform          built as `ToolCalls` by generated code",
         ),
-        "{}",
-        out(&o)
-    );
+    ] {
+        let o = retort(&["check", "-v", template], b"");
+        assert!(out(&o).contains(says), "{}", out(&o));
+    }
     let (_d, file) = scratch(
         "twice.json",
         r#"{"start_anchor": "<a>", "fields": {"t": {"open": "<t>", "close": "</t>", "content": "json", "transform_each": true, "transform": {"a": "{x}", "b": "{x}"}}}}"#,
