@@ -1305,19 +1305,23 @@ pub fn generate(
                     }
                 }
             });
-            quick_arms.push(quote! {
-                #wi => {
-                    let ::core::option::Option::Some(&last) = text.last() else {
-                        return ::core::option::Option::Some(false);
-                    };
-                    let _ = last;
-                    #loop_test
-                    ::core::option::Option::Some(#lacks)
-                }
-            });
+            quick_arms.push((
+                wi,
+                quote! {
+                    {
+                        let ::core::option::Option::Some(&last) = text.last() else {
+                            return ::core::option::Option::Some(false);
+                        };
+                        let _ = last;
+                        #loop_test
+                        ::core::option::Option::Some(#lacks)
+                    }
+                },
+            ));
             quick_states.push(wi);
         }
     }
+    let quick_arms = merged_arms(quick_arms);
     let has_quick = one_of(&quick_states);
     let searches = one_of(&literal_states);
     let answers = one_of(&answered);
@@ -1432,6 +1436,26 @@ pub fn generate(
     }
 }
 
+/// Match arms for per-state bodies, states with the same body sharing one
+/// arm (`0usize | 2usize => ...`), in the order of each body's first state.
+/// The quick test runs on every streamed piece: one arm for the states that
+/// stop at the same bytes lets the compiler test the state with a compare
+/// or two instead of a jump table.
+fn merged_arms(arms: Vec<(usize, TokenStream)>) -> Vec<TokenStream> {
+    let mut groups: Vec<(String, Vec<usize>, TokenStream)> = Vec::new();
+    for (wi, body) in arms {
+        let key = body.to_string();
+        match groups.iter_mut().find(|(k, _, _)| *k == key) {
+            Some((_, states, _)) => states.push(wi),
+            None => groups.push((key, vec![wi], body)),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(_, states, body)| quote!(#(#states)|* => #body))
+        .collect()
+}
+
 /// `text` as a Markdown code span, so that rustdoc reads a pattern's
 /// brackets (`[A-Za-z_][\w.]*`) as text, not as links: fenced by one more
 /// backtick than its longest run of them, and padded when it begins or
@@ -1454,12 +1478,35 @@ fn code_span(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::code_span;
+    use super::{code_span, merged_arms};
+    use quote::quote;
 
     #[test]
     fn code_spans_fence_past_the_backticks_inside() {
         assert_eq!(code_span("/[a-z][\\w.]*/"), "`/[a-z][\\w.]*/`");
         assert_eq!(code_span("a`b"), "``a`b``");
         assert_eq!(code_span("`x``"), "``` `x`` ```");
+    }
+
+    #[test]
+    fn states_with_one_body_share_an_arm() {
+        let a = quote!({ 1 });
+        let b = quote!({ 2 });
+        let arms = merged_arms(vec![
+            (0, a.clone()),
+            (1, b.clone()),
+            (3, a.clone()),
+            (4, b),
+            (5, quote!({ 3 })),
+        ]);
+        let arms: Vec<String> = arms.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            arms,
+            [
+                quote!(0usize | 3usize => { 1 }).to_string(),
+                quote!(1usize | 4usize => { 2 }).to_string(),
+                quote!(5usize => { 3 }).to_string(),
+            ]
+        );
     }
 }

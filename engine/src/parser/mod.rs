@@ -762,6 +762,8 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         self.body.reserve(additional);
         // Room for text held across pieces (a delimiter's possible start).
         self.text.buf.reserve(64);
+        // And for the events of a call (as each slow call makes sure of).
+        self.log.raw.reserve(16);
     }
 
     /// Feeds the next piece of the generation and returns the events it
@@ -1064,6 +1066,10 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             });
         }
         self.log.raw.clear();
+        // A call that opens and closes regions logs a few events each: room
+        // for 16 at once spares the doubling from 4 (two or three copies in
+        // a short message's first call). A no-op from then on.
+        self.log.raw.reserve(16);
         self.kept.values.clear();
         self.kept.cells.clear();
         self.log.params.clear();
