@@ -9,7 +9,10 @@
 //!   `conformance_inline.rs` mapping each inline template to its module;
 //! - `vector_templates.rs`: every template the repository's own vectors use
 //!   (`templates/*.json` and each valid inline template of
-//!   `tests/conformance/cases/*.jsonl`), for `cargo test`.
+//!   `tests/conformance/cases/*.jsonl`), for `cargo test`; not written when
+//!   `RETORT_CONFORMANCE_ONLY` is set (the differential fuzzer, which builds
+//!   only the binary, sets it: these modules are more than half of what the
+//!   script generates, and they do not change between its batches).
 
 use retort_engine::py::json_loads_with_depth;
 use retort_engine::{Template, Value};
@@ -67,6 +70,10 @@ fn run(manifest: &Path, out: &Path) -> Result<(), Box<dyn std::error::Error>> {
     conformance.compile()?;
     write_if_changed(&out.join("conformance_inline.rs"), &table)?;
 
+    println!("cargo:rerun-if-env-changed=RETORT_CONFORMANCE_ONLY");
+    if std::env::var_os("RETORT_CONFORMANCE_ONLY").is_some_and(|v| !v.is_empty()) {
+        return Ok(());
+    }
     // The vectors' templates: named ones, then inline ones by content.
     let root = manifest.parent().ok_or("tests/ sits in the workspace")?;
     let builder = retort_codegen::Builder::new()
