@@ -1245,6 +1245,7 @@ pub fn generate(
     let mut started_arms = Vec::new();
     let mut held_arms = Vec::new();
     let mut quick_arms = Vec::new();
+    let mut byte_arms = Vec::new();
     let mut quick_states = Vec::new();
     let implicit = t.implicit_field().map(|f| f.name.as_str());
     for (wi, ws) in t.watch_sets().iter().enumerate() {
@@ -1318,10 +1319,28 @@ pub fn generate(
                     }
                 },
             ));
+            // The same test for a one-byte piece (an ASCII byte): the byte
+            // is neither a stop nor (with leading loops) a loop byte.
+            let bytes: Vec<Literal> = (0u8..128)
+                .filter(|&b| stops.members.contains(&b) || loops.is_some_and(|l| l[b as usize]))
+                .map(byte_lit)
+                .collect();
+            let test = match bytes.is_empty() {
+                true => quote!(b < 0x80),
+                false => quote!(b < 0x80 && !matches!(b, #(#bytes)|*)),
+            };
+            byte_arms.push((wi, quote!(::core::option::Option::Some(#test))));
             quick_states.push(wi);
         }
     }
+    // Without a region that streams its parameters, the parser's tests for
+    // them are constants.
+    let streams_params = t
+        .fields()
+        .iter()
+        .any(|f| f.content.param_stream().is_some());
     let quick_arms = merged_arms(quick_arms);
+    let byte_arms = merged_arms(byte_arms);
     let has_quick = one_of(&quick_states);
     let searches = one_of(&literal_states);
     let answers = one_of(&answered);
@@ -1396,6 +1415,11 @@ pub fn generate(
             }
 
             #[inline(always)]
+            fn streams_params(self) -> bool {
+                #streams_params
+            }
+
+            #[inline(always)]
             fn has_quick(self, ws: usize) -> bool {
                 #has_quick
             }
@@ -1405,6 +1429,15 @@ pub fn generate(
                 let _ = text;
                 match ws {
                     #(#quick_arms)*
+                    _ => ::core::option::Option::None,
+                }
+            }
+
+            #[inline(always)]
+            fn quick_takes_byte(self, ws: usize, b: u8) -> ::core::option::Option<bool> {
+                let _ = b;
+                match ws {
+                    #(#byte_arms,)*
                     _ => ::core::option::Option::None,
                 }
             }

@@ -154,6 +154,17 @@ pub trait Machine<'t>: Copy + Debug + HasRegions {
         false
     }
 
+    /// Whether any region of the template can stream its parameters
+    /// (`xml-inline` or `kv-lines` content, read as it streams with
+    /// `Parser::stream_params`). A generated machine answers with a
+    /// constant, so that the quick path of a template without such regions
+    /// tests nothing for them; the run-time machine answers `true` (the
+    /// parser then looks at its state).
+    #[inline(always)]
+    fn streams_params(self) -> bool {
+        true
+    }
+
     /// Whether [`Machine::quick_takes`] answers for watch set `ws`: then
     /// the quick path is open in that state however many bytes may begin
     /// its delimiters (the engine's own test takes one byte only).
@@ -172,6 +183,17 @@ pub trait Machine<'t>: Copy + Debug + HasRegions {
     #[inline(always)]
     fn quick_takes(self, ws: usize, text: &[u8]) -> Option<bool> {
         let _ = (ws, text);
+        None
+    }
+
+    /// [`Machine::quick_takes`] for a piece of one byte, `b` (a streamed
+    /// character, the commonest piece): whether it is text of the open
+    /// region. A separate entry so that the parser tests the piece's
+    /// length once, not again inside the general test and again when it
+    /// appends the byte. `None`: no specialised test.
+    #[inline(always)]
+    fn quick_takes_byte(self, ws: usize, b: u8) -> Option<bool> {
+        let _ = (ws, b);
         None
     }
 

@@ -285,8 +285,10 @@ pub fn loop_run_end(bytes: &[u8], from: usize, class: &Class) -> usize {
 /// of one of `lits`: the text ends inside that literal.
 #[inline]
 pub fn is_partial_of_any(tail: &[u8], lits: &[&[u8]]) -> bool {
+    // (Byte by byte: tails are short, and a call to `memcmp` costs more
+    // than the comparison.)
     lits.iter()
-        .any(|l| tail.len() < l.len() && l.starts_with(tail))
+        .any(|l| tail.len() < l.len() && tail.iter().zip(l.iter()).all(|(a, b)| a == b))
 }
 
 #[cfg(test)]

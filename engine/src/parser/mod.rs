@@ -106,6 +106,42 @@ impl TextBuf {
     }
 }
 
+/// The most bytes the quick path holds itself (see [`Held`]); a longer
+/// hold goes to the scanner.
+const HELD_MAX: usize = 32;
+
+/// A partial delimiter held by the quick path, which the scanner has not
+/// been told of yet: the held text is in the text window's buffer, from
+/// `pos`, and the rest of the state is the [`Parser::settle`] owes the
+/// scanner after a run of quick pieces (`lag` is set). The next piece is
+/// searched with the held text by the machine's search, and the quick
+/// state comes back if they begin no delimiter, without the scanner.
+///
+/// Meanwhile the quick state stays, with no room: a piece cannot take the
+/// quick path, and the one test on it sends the piece here.
+#[derive(Clone, Copy, Debug)]
+struct Held {
+    /// The quick state's room, less the bytes fed since it was made.
+    room: usize,
+    /// The byte before the held text.
+    before: Option<u8>,
+    /// Bytes the scanner would have counted as read beyond `pos` (held
+    /// text, and text read again): see [`Parser::bytes_scanned`].
+    read: usize,
+}
+
+/// What [`Parser::held_step`] decided for the piece after a partial
+/// delimiter held by the quick path.
+#[derive(Clone, Copy, Debug)]
+enum HeldStep {
+    /// The held text and the piece begin no delimiter.
+    Takes,
+    /// They end inside one that begins at this offset of the held text.
+    Holds(usize),
+    /// Something the quick path does not decide: the scanner does.
+    Scanner,
+}
+
 /// What [`Parser::after_hold_takes`] decided for the piece after a held
 /// partial delimiter.
 #[derive(Clone, Copy, Debug)]
@@ -146,6 +182,9 @@ pub struct Parser<'t, M: HasRegions = &'t Template> {
     /// When set, a fed piece without this byte is all text of the open
     /// region, and nothing else needs doing (see [`Parser::quick_stop`]).
     quick: Option<Quick<'t>>,
+    /// When set, the quick path holds a partial delimiter (`quick` is
+    /// `None`; see [`Held`]).
+    held: Option<Held>,
     finalized: bool,
     failed: Option<Box<ParseError>>,
     /// Zero-width commits in a row at `pos`, to detect the reference's
@@ -289,6 +328,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             guards: GuardState::default(),
             stuck: false,
             quick: None,
+            held: None,
             finalized: false,
             failed: None,
             idle_commits: 0,
@@ -391,8 +431,49 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     /// goes to the open region and the rest is held, as the scanner would
     /// have decided (`None`: the scanner decides, as for a hold too long
     /// for `max_held`, see [`Parser::hold_fits`]).
+    ///
+    /// A short hold stays the quick path's own ([`Held`]): the scanner is
+    /// told only if the next piece is not one the quick path decides.
     #[inline(never)]
-    fn feed_quick_hold<'a>(&'a mut self, text: &'a str, field: u16, at: usize) -> Events<'a> {
+    fn feed_quick_hold<'a>(&'a mut self, text: &'a str, q: Quick<'t>, at: usize) -> Events<'a> {
+        let field = q.field;
+        if text.len() - at <= HELD_MAX {
+            self.clear_lists();
+            self.log.raw.clear();
+            let start = self.pos;
+            // (While the quick path lags, the byte before `pos` is the
+            // body's last; else the text window has it.)
+            let before = match at {
+                0 if self.lag => self.body.as_bytes().last().copied(),
+                0 => self.text.before,
+                _ => Some(text.as_bytes()[at - 1]),
+            };
+            if at > 0 {
+                push_short(&mut self.body, &text[..at]);
+                self.log.raw.push(RawEvent::Chunk {
+                    field,
+                    start,
+                    end: start + at,
+                });
+            }
+            // The buffer is empty on the quick path (see `quick_stop`).
+            push_short(&mut self.text.buf, &text[at..]);
+            self.pos = start + at;
+            self.lag = true;
+            self.held = Some(Held {
+                room: q.room - text.len(),
+                before,
+                read: text.len() - at,
+            });
+            if let Some(q) = &mut self.quick {
+                q.room = 0;
+            }
+            return self.events(Hay {
+                text,
+                base: start,
+                before: None,
+            });
+        }
         self.settle();
         self.clear_lists();
         self.log.raw.clear();
@@ -651,7 +732,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         if !self.kept.values.is_empty() {
             self.kept.values.clear();
         }
-        if !self.log.params.is_empty() {
+        if self.m.streams_params() && !self.log.params.is_empty() {
             self.log.params.clear();
         }
     }
@@ -667,8 +748,12 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         let end = start + text.len();
         // One ASCII character (a common streamed token) is pushed without
         // a call to `memcpy`.
-        match text.as_bytes() {
-            &[b] if b.is_ascii() => self.body.push(b as char),
+        // One ASCII character, or four bytes (common streamed tokens), are
+        // pushed without a call to `memcpy`. (Arms for two and three bytes
+        // measured slower: the one-byte test no longer comes first.)
+        match *text.as_bytes() {
+            [b] if b.is_ascii() => self.body.push(b as char),
+            [_, _, _, _] => self.body.push_str(&text[..4]),
             _ => self.body.push_str(text),
         }
         let chunk = RawEvent::Chunk { field, start, end };
@@ -678,7 +763,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             self.log.raw.clear();
             self.log.raw.push(chunk);
         }
-        if self.xml.is_some() {
+        if self.m.streams_params() && self.xml.is_some() {
             self.follow_params();
         }
         self.pos = end;
@@ -703,6 +788,13 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             self.scan.skip_to(self.pos);
             self.text.base = self.pos;
             self.text.before = self.body.as_bytes().last().copied();
+            if let Some(h) = self.held.take() {
+                // The held text is in the buffer already: the scanner
+                // holds it as its own search would have.
+                self.quick = None;
+                self.text.before = h.before;
+                self.scan.hold_literal(self.pos, h.read);
+            }
         }
     }
 
@@ -718,7 +810,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     pub fn bytes_scanned(&self) -> u64 {
         // (What `settle` will count.)
         let lagging = match self.lag {
-            true => self.scan.unread(self.pos),
+            true => self.scan.unread(self.pos) + self.held.map_or(0, |h| h.read as u64),
             false => 0,
         };
         self.scan.bytes_read() + lagging
@@ -779,6 +871,14 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         if let Some(q) = &mut self.quick
             && text.len() <= q.room
         {
+            // (A constant `None` for the run-time machine: this goes.)
+            if let &[b] = text.as_bytes()
+                && let Some(true) = m.quick_takes_byte(q.ws as usize, b)
+            {
+                q.room -= 1;
+                let field = q.field;
+                return Ok(self.feed_quick(text, field));
+            }
             if m.quick_takes(q.ws as usize, text.as_bytes())
                 .unwrap_or_else(|| q.takes(text.as_bytes()))
             {
@@ -799,28 +899,159 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                         return Ok(self.feed_quick(text, field));
                     }
                     Some(LiteralHit::Partial(at)) if self.hold_fits(text, at) => {
-                        return Ok(self.feed_quick_hold(text, field, at));
+                        return Ok(self.feed_quick_hold(text, q, at));
                     }
                     _ => {}
                 }
             }
-        } else if self.quick.is_none() {
-            // (Both tests are constants for the run-time machine.)
-            let wi = self.watch_index();
-            if self.m.searches(wi) {
-                match self.after_hold_takes(text) {
-                    Some(AfterHold::Takes(field)) => return Ok(self.feed_after_hold(text, field)),
-                    Some(AfterHold::Holds { field, at }) => {
-                        return Ok(self.feed_hold_more(text, field, at));
-                    }
-                    None => {}
-                }
-            } else if self.m.answers(wi) && self.started_holds(wi, text) {
-                return Ok(self.events(self.text.hay()));
-            }
+        } else {
+            return self.feed_unquick(text);
         }
         self.quick = None;
         self.feed_slow(text)
+    }
+
+    /// [`Parser::feed`] for a piece the quick state has no room for (or
+    /// without one): a hold the quick path or the scanner knows of may
+    /// still be decided by the machine's search, else the scanner runs.
+    #[inline(never)]
+    fn feed_unquick<'a>(&'a mut self, text: &'a str) -> Result<Events<'a>, ParseError> {
+        if self.held.is_some() {
+            return self.feed_held(text);
+        }
+        if self.quick.is_some() {
+            // Room to a limit is used up: the slow path checks it.
+            self.quick = None;
+            return self.feed_slow(text);
+        }
+        self.feed_scanned(text)
+    }
+
+    /// [`Parser::feed_unquick`] when the quick path holds nothing itself.
+    #[inline]
+    fn feed_scanned<'a>(&'a mut self, text: &'a str) -> Result<Events<'a>, ParseError> {
+        // (Both tests are constants for the run-time machine.)
+        let wi = self.watch_index();
+        if self.m.searches(wi) {
+            match self.after_hold_takes(text) {
+                Some(AfterHold::Takes(field)) => return Ok(self.feed_after_hold(text, field)),
+                Some(AfterHold::Holds { field, at }) => {
+                    return Ok(self.feed_hold_more(text, field, at));
+                }
+                None => {}
+            }
+        } else if self.m.answers(wi) && self.started_holds(wi, text) {
+            return Ok(self.events(self.text.hay()));
+        }
+        self.feed_slow(text)
+    }
+
+    /// [`Parser::feed`] while the quick path holds a partial delimiter
+    /// ([`Held`]).
+    #[inline(never)]
+    fn feed_held<'a>(&'a mut self, text: &'a str) -> Result<Events<'a>, ParseError> {
+        let (Some(h), Some(q)) = (self.held, self.quick) else {
+            self.settle();
+            return self.feed_scanned(text);
+        };
+        match self.held_step(h, q.ws, text) {
+            HeldStep::Takes => Ok(self.feed_held_takes(h, q.field, text.len())),
+            HeldStep::Holds(at) => Ok(self.feed_held_more(h, q.field, text.len(), at)),
+            HeldStep::Scanner => {
+                // The scanner is told of the hold, and decides as if the
+                // quick path had not kept it.
+                self.settle();
+                self.feed_scanned(text)
+            }
+        }
+    }
+
+    /// Searches the held text and `text` together with the state's search,
+    /// the way [`Parser::after_hold_takes`] does for a hold the scanner
+    /// knows of. On [`HeldStep::Takes`] and [`HeldStep::Holds`] the piece
+    /// is appended to the held text in the buffer; else the buffer is as
+    /// it was.
+    #[inline]
+    fn held_step(&mut self, h: Held, ws: u16, text: &str) -> HeldStep {
+        let n = self.text.buf.len();
+        if text.is_empty() || text.len() > h.room || n + text.len() > HELD_MAX {
+            return HeldStep::Scanner;
+        }
+        push_short(&mut self.text.buf, text);
+        let joint = self.text.buf.as_bytes();
+        match self.m.find_literal(ws as usize, joint, false) {
+            Some(LiteralHit::Nothing) => HeldStep::Takes,
+            Some(LiteralHit::Partial(at))
+                if at < joint.len()
+                    && joint.len() - at <= self.options.limits.max_held
+                    // (A delimiter starts on a character.)
+                    && !is_continuation(joint[at]) =>
+            {
+                HeldStep::Holds(at)
+            }
+            _ => {
+                self.text.buf.truncate(n);
+                HeldStep::Scanner
+            }
+        }
+    }
+
+    /// The held text and the last piece (`len` bytes), now in the buffer,
+    /// go to the open region, and the quick state comes back.
+    #[inline]
+    fn feed_held_takes(&mut self, h: Held, field: u16, len: usize) -> Events<'_> {
+        self.held = None;
+        self.clear_lists();
+        let start = self.pos;
+        let taken = self.text.buf.len();
+        let end = start + taken;
+        push_short(&mut self.body, &self.text.buf);
+        self.text.buf.clear();
+        self.log.raw.clear();
+        self.log.raw.push(RawEvent::Chunk { field, start, end });
+        // What the scanner would have counted of the held text.
+        self.scan.count_read(h.read);
+        self.pos = end;
+        if let Some(q) = &mut self.quick {
+            q.room = h.room - len;
+        }
+        // The chunk's text is the end of the region's body (the body's
+        // last byte is the last one fed, as `settle` expects).
+        self.events(Hay {
+            text: &self.body[self.body.len() - taken..],
+            base: start,
+            before: None,
+        })
+    }
+
+    /// The held text and the last piece (`len` bytes), now in the buffer,
+    /// end inside a delimiter at `at`: the text before it goes to the open
+    /// region, and the rest stays held.
+    #[inline]
+    fn feed_held_more(&mut self, mut h: Held, field: u16, len: usize, at: usize) -> Events<'_> {
+        self.clear_lists();
+        self.log.raw.clear();
+        let start = self.pos;
+        h.room -= len;
+        // (The scanner would have read the held text again, and the piece.)
+        h.read += self.text.buf.len() - at;
+        if at > 0 {
+            push_short(&mut self.body, &self.text.buf[..at]);
+            h.before = Some(self.text.buf.as_bytes()[at - 1]);
+            self.text.buf.drain(..at);
+            self.pos = start + at;
+            self.log.raw.push(RawEvent::Chunk {
+                field,
+                start,
+                end: start + at,
+            });
+        }
+        self.held = Some(h);
+        self.events(Hay {
+            text: &self.body[self.body.len() - at..],
+            base: start,
+            before: None,
+        })
     }
 
     #[inline(never)]
@@ -1370,6 +1601,27 @@ impl Quick<'_> {
         // here: 4-5% more instructions on reasoning-gpt-oss stream1 and
         // stream4, the set's size dispatched at run time.)
         self.stops.find(text).is_none()
+    }
+}
+
+/// Appends `text` to `s`. The lengths of streamed tokens are copied
+/// without a call to `memcpy` (within each arm the length is a constant, so
+/// the copy is a load and a store): on the quick path that call was a
+/// sixth of the work of a four-byte piece.
+#[inline(always)]
+fn push_short(s: &mut String, text: &str) {
+    // (Slicing at the length itself is on a character boundary: the
+    // checks fold away.)
+    match text.len() {
+        1 => s.push_str(&text[..1]),
+        2 => s.push_str(&text[..2]),
+        3 => s.push_str(&text[..3]),
+        4 => s.push_str(&text[..4]),
+        5 => s.push_str(&text[..5]),
+        6 => s.push_str(&text[..6]),
+        7 => s.push_str(&text[..7]),
+        8 => s.push_str(&text[..8]),
+        _ => s.push_str(text),
     }
 }
 

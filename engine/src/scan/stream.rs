@@ -801,6 +801,14 @@ impl StreamScan {
         self.frontier = at;
     }
 
+    /// Counts `read` bytes as read without moving the frontier: text a
+    /// caller's own search read again (a compiled parser's quick path
+    /// over a partial delimiter it held).
+    #[inline]
+    pub fn count_read(&mut self, read: usize) {
+        self.bytes_read += read as u64;
+    }
+
     /// Forgets a hold recorded by a literal search and moves the frontier
     /// to `to`: a caller found that the held text and `read` bytes in all
     /// (from the hold) begin no delimiter.
