@@ -174,6 +174,110 @@ fn pieces_around_held_delimiters_match_the_engine() {
     assert!(runs > 1_000, "{runs} texts");
 }
 
+/// The quick path's own holds (a partial delimiter kept without telling the
+/// scanner, see `Parser::feed`) under every call that may meet one: the
+/// next piece, an empty piece, raw bytes, and the end. Texts dense in `<`
+/// and cut delimiters, fed one or two characters at a time with such calls
+/// among them, give the run-time parser's events, errors and message.
+#[test]
+fn calls_during_quick_holds_match_the_engine() {
+    use retort::OwnedEvent;
+    use retort_engine::scan::delimiter::DelimiterSource;
+    let mut rng = Rng(0x517C_C1B7_2722_0A95);
+    let mut runs = 0usize;
+    for &v in Vector::ALL {
+        let t = v.template();
+        let mut parts: Vec<String> = ["a", " ", "é", "<", "<<", "x<y", "\n", "|"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        for d in t.delimiters() {
+            if let DelimiterSource::Literals(list) = &d.source {
+                for l in list {
+                    for (cut, _) in l.char_indices().skip(1) {
+                        parts.push(l[..cut].to_owned());
+                    }
+                    parts.push(l.clone());
+                }
+            }
+        }
+        for _ in 0..20 {
+            let mut text = String::new();
+            for _ in 0..(4 + rng.below(30)) {
+                text.push_str(&parts[rng.below(parts.len())]);
+            }
+            let mut c = v.parser("").expect("an empty prompt parses");
+            let mut r = t.parser("").expect("an empty prompt parses");
+            let (mut ce, mut re): (Vec<OwnedEvent>, Vec<OwnedEvent>) = (Vec::new(), Vec::new());
+            let mut failed = false;
+            for piece in retort_tests::char_pieces(&text, 1 + rng.below(2)) {
+                let how = rng.below(6);
+                if how == 0 {
+                    // An empty piece first.
+                    let cf = c
+                        .feed("")
+                        .map(|e| ce.extend(e.iter().map(|e| e.to_owned_event())));
+                    let rf = r
+                        .feed("")
+                        .map(|e| re.extend(e.iter().map(|e| e.to_owned_event())));
+                    assert_eq!(cf, rf, "{v:?} {text:?}: an empty piece");
+                }
+                let (cf, rf) = match how {
+                    1 => (
+                        c.feed_bytes(piece.as_bytes())
+                            .map(|e| ce.extend(e.iter().map(|e| e.to_owned_event()))),
+                        r.feed_bytes(piece.as_bytes())
+                            .map(|e| re.extend(e.iter().map(|e| e.to_owned_event()))),
+                    ),
+                    _ => (
+                        c.feed(piece)
+                            .map(|e| ce.extend(e.iter().map(|e| e.to_owned_event()))),
+                        r.feed(piece)
+                            .map(|e| re.extend(e.iter().map(|e| e.to_owned_event()))),
+                    ),
+                };
+                assert_eq!(cf, rf, "{v:?} {text:?}: piece {piece:?}");
+                if cf.is_err() {
+                    failed = true;
+                    break;
+                }
+            }
+            if !failed {
+                #[allow(unused_imports)]
+                use retort::AssistantMessage as _;
+                use retort_conformance::{normalise, strict_equal};
+                let cm = c.finalize().map(|(m, e)| {
+                    ce.extend(e.iter().map(|e| e.to_owned_event()));
+                    m.to_value()
+                });
+                let rm = r.finalize().map(|(m, e)| {
+                    re.extend(e.iter().map(|e| e.to_owned_event()));
+                    Value::Map(m)
+                });
+                // (The typed message lists its keys in the template's
+                // order; the dict's keys compare as a set.)
+                match (cm, rm) {
+                    (Ok(cm), Ok(rm)) => assert!(
+                        strict_equal(&normalise(&cm), &normalise(&rm)),
+                        "{v:?} {text:?}: message\ncompiled {}\nrun-time {}",
+                        cm.to_json_string(),
+                        rm.to_json_string()
+                    ),
+                    (cm, rm) => assert_eq!(cm.err(), rm.err(), "{v:?} {text:?}: the end"),
+                }
+            }
+            // (As text: a NaN is not equal to itself.)
+            assert_eq!(
+                format!("{ce:?}"),
+                format!("{re:?}"),
+                "{v:?} {text:?}: events"
+            );
+            runs += 1;
+        }
+    }
+    assert!(runs > 500, "{runs} texts");
+}
+
 /// Parses each text, whole and in pieces, with the compiled parser of
 /// template `$module` (bundled as `$file.json`) and the run-time one, in
 /// each of the modes `$lenient`: the events, the message so far after each

@@ -263,6 +263,24 @@ fn generated_states_agree_with_the_engine() {
             }
         }
     }
+    // The one-byte test, on every byte a one-byte piece can be.
+    let mut byte_checks = 0;
+    for &v in Vector::ALL {
+        let t = v.template();
+        for (wi, ws) in t.watch_sets().iter().enumerate() {
+            for b in 0u8..0x80 {
+                if let Some(generated) = v.machine_quick_takes_byte(wi, b) {
+                    assert_eq!(
+                        generated,
+                        engine_quick(ws, &[b]),
+                        "{v:?} state {wi}, byte {b:#x}"
+                    );
+                    byte_checks += 1;
+                }
+            }
+        }
+    }
+    assert!(byte_checks > 10_000, "{byte_checks} one-byte tests");
     // Every bundled template has literal states and quick tests to check.
     assert!(literal_checks > 10_000, "{literal_checks} literal searches");
     assert!(quick_checks > 10_000, "{quick_checks} quick tests");

@@ -380,6 +380,14 @@ impl Builder {
                     match self { #(#model::#variants => #kr::Machine::quick_takes(#mods::Machine, ws, text),)* }
                 }
 
+                /// The quick-path test for a one-byte piece the template's
+                /// generated machine runs in state `ws`; `None` where the
+                /// engine tests. For differential tests.
+                #[doc(hidden)]
+                pub fn machine_quick_takes_byte(self, ws: usize, b: u8) -> ::core::option::Option<bool> {
+                    match self { #(#model::#variants => #kr::Machine::quick_takes_byte(#mods::Machine, ws, b),)* }
+                }
+
                 /// The groups the template's generated machine reads off
                 /// delimiter `delim`'s match `hay[start..end]` (see
                 /// `retort::machine`); `None` where the backtracker decides.
