@@ -112,7 +112,7 @@ const HELD_MAX: usize = 32;
 
 /// A partial delimiter held by the quick path, which the scanner has not
 /// been told of yet: the held text is in the text window's buffer, from
-/// `pos`, and the rest of the state is the [`Parser::settle`] owes the
+/// `pos`, and the rest of the state is what [`Parser::settle`] owes the
 /// scanner after a run of quick pieces (`lag` is set). The next piece is
 /// searched with the held text by the machine's search, and the quick
 /// state comes back if they begin no delimiter, without the scanner.
@@ -182,8 +182,8 @@ pub struct Parser<'t, M: HasRegions = &'t Template> {
     /// When set, a fed piece without this byte is all text of the open
     /// region, and nothing else needs doing (see [`Parser::quick_stop`]).
     quick: Option<Quick<'t>>,
-    /// When set, the quick path holds a partial delimiter (`quick` is
-    /// `None`; see [`Held`]).
+    /// When set, the quick path holds a partial delimiter (`quick` stays
+    /// set, with no room; see [`Held`]).
     held: Option<Held>,
     finalized: bool,
     failed: Option<Box<ParseError>>,
@@ -746,8 +746,6 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         self.clear_lists();
         let start = self.pos;
         let end = start + text.len();
-        // One ASCII character (a common streamed token) is pushed without
-        // a call to `memcpy`.
         // One ASCII character, or four bytes (common streamed tokens), are
         // pushed without a call to `memcpy`. (Arms for two and three bytes
         // measured slower: the one-byte test no longer comes first.)
@@ -1606,8 +1604,10 @@ impl Quick<'_> {
 
 /// Appends `text` to `s`. The lengths of streamed tokens are copied
 /// without a call to `memcpy` (within each arm the length is a constant, so
-/// the copy is a load and a store): on the quick path that call was a
-/// sixth of the work of a four-byte piece.
+/// the copy is a load and a store): the quick path's holds move a few
+/// bytes at a time, and the call cost more than the copy. (The quick path
+/// itself tests only the lengths it meets most, see `feed_quick`: a test
+/// per length there measured slower.)
 #[inline(always)]
 fn push_short(s: &mut String, text: &str) {
     // (Slicing at the length itself is on a character boundary: the
