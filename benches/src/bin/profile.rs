@@ -6,9 +6,21 @@
 //! ```
 //!
 //! Arguments: workload name, mode (`whole`, `streamN`), parser (`compiled`
-//! or `runtime`), seconds (default 3) or, as `Nx`, a number of runs (for
-//! instruction counts: `valgrind --tool=callgrind ... 200x` against `20x`
-//! gives one run's count, whatever the machine's speed).
+//! or `runtime`), seconds (default 3) or, as `Nx`, a number of runs. For
+//! instruction counts, whatever the machine's speed:
+//!
+//! ```text
+//! valgrind --tool=callgrind --toggle-collect='*Parsers::run*' \
+//!     target/release/profile chat-smollm3 stream4 compiled 22x
+//! ```
+//!
+//! counts only the runs (parser construction to finalized message); the
+//! difference between `22x` and `2x`, divided by 20, is one run without
+//! the first runs' one-time work (thread-local buffers). Counting the whole process instead
+//! includes loading the template, whose count differs from process to
+//! process (its hash maps are seeded at random) by hundreds of thousands
+//! of instructions: spread over a few runs, that moved a row's count by
+//! up to a fifth.
 
 use retort_benches::{Kind, Mode, Parsers, workloads};
 use std::time::{Duration, Instant};

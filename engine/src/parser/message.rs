@@ -4,6 +4,10 @@
 use super::*;
 use crate::machine::RegionValues as _;
 
+/// The longest region text that [`Parser::close_current`] copies into its
+/// value rather than moving the body's buffer there (see the call).
+pub(super) const COPY_OUT_MAX: usize = 64 * 1024;
+
 impl<'t, M: Machine<'t>> Parser<'t, M> {
     /// Routes text `[a, b)` of `src` to the current region (dropped if there
     /// is none).
@@ -327,7 +331,23 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                 self.tools.as_ref(),
             )
             .map_err(|e| self.field_error(&field.name, e.to_string()))?,
-            // Text kept as it is becomes the value: the body moves into it.
+            // Text kept as it is becomes the value. A region of up to
+            // `COPY_OUT_MAX` bytes is copied out (one allocation of its
+            // size) and the body keeps its buffer for the next region, which
+            // would otherwise grow it again from nothing, a reallocation and
+            // a copy per doubling; nor does the value keep the spare
+            // capacity of a buffer grown by doubling or by `reserve`. A
+            // longer region's text moves into the value.
+            None if field.transform.is_none()
+                && self.tools.as_ref().is_none_or(|t| t.is_empty())
+                && field.content.keeps_text()
+                && self.body.len() <= COPY_OUT_MAX =>
+            {
+                field
+                    .content
+                    .parse(&self.body)
+                    .map_err(|e| self.field_error(&field.name, e.to_string()))?
+            }
             None if field.transform.is_none()
                 && self.tools.as_ref().is_none_or(|t| t.is_empty())
                 && field.content.keeps_text() =>

@@ -110,6 +110,10 @@ impl TextBuf {
 /// hold goes to the scanner.
 const HELD_MAX: usize = 32;
 
+/// The room a streamed region's body starts with (see
+/// [`Parser::start_quick`]).
+const BODY_START: usize = 256;
+
 /// A partial delimiter held by the quick path, which the scanner has not
 /// been told of yet: the held text is in the text window's buffer, from
 /// `pos`, and the rest of the state is what [`Parser::settle`] owes the
@@ -367,6 +371,18 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         p.scan.reset(ws, p.pos);
         p.quick = p.quick_stop();
         Ok(p)
+    }
+
+    /// Sets the quick state for the parser's state (see
+    /// [`Parser::quick_stop`]). A region that the quick path streams into
+    /// starts with room for a few hundred bytes: its body would otherwise
+    /// grow from nothing a piece at a time, a reallocation per doubling.
+    #[inline]
+    fn start_quick(&mut self) {
+        self.quick = self.quick_stop();
+        if self.quick.is_some() && self.body.capacity() < BODY_START {
+            self.body.reserve(BODY_START - self.body.len());
+        }
     }
 
     /// The byte that decides whether the next piece can take the quick
@@ -656,7 +672,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         self.text.buf.clear();
         self.text.base = end;
         self.text.before = text.as_bytes().last().copied();
-        self.quick = self.quick_stop();
+        self.start_quick();
         // The chunk's text, held text and piece together, is the end of
         // the region's body.
         let src = &self.body[self.body.len() - (end - start)..];
@@ -1076,7 +1092,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                 if let Err(e) = self.check_limits(src) {
                     return Err(self.fail(e));
                 }
-                self.quick = self.quick_stop();
+                self.start_quick();
                 return Ok(self.events(src));
             }
             let done = self.process(src, false);
@@ -1087,7 +1103,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             if let Err(e) = done {
                 return Err(self.fail(e));
             }
-            self.quick = self.quick_stop();
+            self.start_quick();
             return Ok(self.events(src));
         }
         let from = self.text.len();
@@ -1096,7 +1112,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         if let Err(e) = self.with_buffer(|p, src| p.process(src, false)) {
             return Err(self.fail(e));
         }
-        self.quick = self.quick_stop();
+        self.start_quick();
         Ok(self.events(self.text.hay()))
     }
 
@@ -1651,6 +1667,37 @@ mod tests {
         };
         assert_eq!(err.kind, ParseErrorKind::NoProgress);
         assert_eq!(err.offset, 1);
+    }
+
+    #[test]
+    fn region_values_do_not_keep_the_buffers_spare_room() {
+        // A region's text is copied out of the body when short (the body
+        // keeps its buffer, here the room `reserve` made) and moved out when
+        // long; either way the value's length is its text's.
+        let t = Template::from_json(
+            r#"{"start_anchor": "<s>", "fields": {"r": {"open": "<r>", "close": "</r>"}, "c": {"close": "</s>"}}}"#,
+        )
+        .expect("valid template");
+        let long = "x".repeat(super::message::COPY_OUT_MAX + 1);
+        for (text, reserve) in [("short", 1 << 20), (long.as_str(), 0)] {
+            let mut p = t.parser("<s>").expect("parser");
+            p.reserve(reserve);
+            for piece in ["<r>", text, "</r>", "after", "</s>"] {
+                p.feed(piece).expect("feeds");
+            }
+            let (message, _) = p.finalize().expect("finalizes");
+            let Some(crate::Value::Str(r)) = message.get("r") else {
+                panic!("no reasoning in {message:?}");
+            };
+            assert_eq!(r, text);
+            assert!(
+                r.capacity() < 2 * r.len() + 16,
+                "{} bytes of room for {} of text",
+                r.capacity(),
+                r.len()
+            );
+            assert_eq!(message.get("c"), Some(&crate::Value::Str("after".into())));
+        }
     }
 
     #[test]
