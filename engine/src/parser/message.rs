@@ -4,9 +4,9 @@
 use super::*;
 use crate::machine::RegionValues as _;
 
-/// The longest region text that [`Parser::close_current`] copies into its
-/// value rather than moving the body's buffer there (see the call).
-pub(super) const COPY_OUT_MAX: usize = 64 * 1024;
+/// Region texts up to this long are copied out of the body into their
+/// values (see [`Parser::copies_out`]).
+pub(super) const COPY_OUT_MAX: usize = 4096;
 
 impl<'t, M: Machine<'t>> Parser<'t, M> {
     /// Routes text `[a, b)` of `src` to the current region (dropped if there
@@ -188,6 +188,21 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         }
     }
 
+    /// Whether a closing region's text is copied out of the body into its
+    /// value (one allocation of its size), the body keeping its buffer for
+    /// the next region, rather than moved there. A short text is: the next
+    /// region would otherwise grow the body again from nothing, a
+    /// reallocation and a copy per doubling, which costs more than the
+    /// copy. So is a text in a buffer with more spare room than text (made
+    /// by `reserve`), which the value would otherwise keep for as long as
+    /// the message lives. A long text in a buffer grown to it moves: in a
+    /// one-shot parse that is most of the message, and a copy would be
+    /// the only one made of it.
+    fn copies_out(&self) -> bool {
+        let n = self.body.len();
+        n <= COPY_OUT_MAX || self.body.capacity() - n > n
+    }
+
     /// Closes the open region. In lenient mode a region whose text gives no
     /// value is recorded as malformed instead of failing.
     pub(super) fn close_current(&mut self) -> Result<(), ParseError> {
@@ -331,17 +346,12 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                 self.tools.as_ref(),
             )
             .map_err(|e| self.field_error(&field.name, e.to_string()))?,
-            // Text kept as it is becomes the value. A region of up to
-            // `COPY_OUT_MAX` bytes is copied out (one allocation of its
-            // size) and the body keeps its buffer for the next region, which
-            // would otherwise grow it again from nothing, a reallocation and
-            // a copy per doubling; nor does the value keep the spare
-            // capacity of a buffer grown by doubling or by `reserve`. A
-            // longer region's text moves into the value.
+            // Text kept as it is becomes the value: copied out of the body,
+            // which keeps its buffer, or moved there (see `copies_out`).
             None if field.transform.is_none()
                 && self.tools.as_ref().is_none_or(|t| t.is_empty())
                 && field.content.keeps_text()
-                && self.body.len() <= COPY_OUT_MAX =>
+                && self.copies_out() =>
             {
                 field
                     .content

@@ -1671,15 +1671,20 @@ mod tests {
 
     #[test]
     fn region_values_do_not_keep_the_buffers_spare_room() {
-        // A region's text is copied out of the body when short (the body
-        // keeps its buffer, here the room `reserve` made) and moved out when
-        // long; either way the value's length is its text's.
+        // A region's text is copied out of the body when short or when the
+        // buffer has more room than text (made by `reserve`: the body keeps
+        // it), and moved out when long in a buffer grown to it; either way
+        // the value's capacity is about its text's length.
         let t = Template::from_json(
             r#"{"start_anchor": "<s>", "fields": {"r": {"open": "<r>", "close": "</r>"}, "c": {"close": "</s>"}}}"#,
         )
         .expect("valid template");
         let long = "x".repeat(super::message::COPY_OUT_MAX + 1);
-        for (text, reserve) in [("short", 1 << 20), (long.as_str(), 0)] {
+        for (text, reserve) in [
+            ("short", 1 << 20),
+            (long.as_str(), 0),
+            (long.as_str(), 1 << 20),
+        ] {
             let mut p = t.parser("<s>").expect("parser");
             p.reserve(reserve);
             for piece in ["<r>", text, "</r>", "after", "</s>"] {
