@@ -350,25 +350,22 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             // which keeps its buffer, or moved there (see `copies_out`).
             None if field.transform.is_none()
                 && self.tools.as_ref().is_none_or(|t| t.is_empty())
-                && field.content.keeps_text()
-                && self.copies_out() =>
-            {
-                field
-                    .content
-                    .parse(&self.body)
-                    .map_err(|e| self.field_error(&field.name, e.to_string()))?
-            }
-            None if field.transform.is_none()
-                && self.tools.as_ref().is_none_or(|t| t.is_empty())
                 && field.content.keeps_text() =>
             {
-                field
-                    .content
-                    .parse_owned(std::mem::take(&mut self.body))
-                    .map_err(|(e, body)| {
-                        self.body = body;
-                        self.field_error(&field.name, e.to_string())
-                    })?
+                if self.copies_out() {
+                    field
+                        .content
+                        .parse(&self.body)
+                        .map_err(|e| self.field_error(&field.name, e.to_string()))?
+                } else {
+                    field
+                        .content
+                        .parse_owned(std::mem::take(&mut self.body))
+                        .map_err(|(e, body)| {
+                            self.body = body;
+                            self.field_error(&field.name, e.to_string())
+                        })?
+                }
             }
             // Anything else is read from the body, which keeps its buffer
             // for the next region (no allocation per region).
