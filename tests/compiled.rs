@@ -104,6 +104,11 @@ fn pieces_around_held_delimiters_match_the_engine() {
             " ",
             "\n",
             "é",
+            // (Spaces outside ASCII: a piece ending in one may begin a
+            // `\s*`-led delimiter, which the state's search of starts
+            // decides on the quick path.)
+            "\u{a0}",
+            "x\u{2003}",
             "<",
             "x y",
             "\t",

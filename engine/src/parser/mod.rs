@@ -32,8 +32,8 @@ use crate::machine::{HasRegions, LiteralHit, Machine, TypedRegions};
 use crate::scan::delimiter::Delimiter;
 use crate::scan::guards::GuardState;
 use crate::scan::stream::{
-    Advance, ByteSet, Decision, Hay, IrAutomata, Kind, ScanError, StreamScan, Watch, WatchSet,
-    named_groups,
+    Advance, ByteSet, Decision, Hay, IrAutomata, Kind, ScanError, StartMemo, StreamScan, Watch,
+    WatchSet, named_groups,
 };
 use crate::template::Template;
 use crate::transform::{ToolSchemas, finish_parsed, finish_region};
@@ -490,6 +490,22 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                 before: None,
             });
         }
+        self.feed_quick_scanner_hold(text, field, at)
+    }
+
+    /// A piece of the quick path that ends inside a delimiter at `at`,
+    /// held by the scanner: the text before it goes to the open region of
+    /// `field`, and the scanner holds the rest as its own search would have
+    /// (the hold of [`Parser::feed_quick_hold`] too long to be the quick
+    /// path's own, or one in a state whose search of starts keeps the
+    /// threads pending there, see [`Parser::quick_started`]).
+    #[inline(never)]
+    fn feed_quick_scanner_hold<'a>(
+        &'a mut self,
+        text: &'a str,
+        field: u16,
+        at: usize,
+    ) -> Events<'a> {
         self.settle();
         self.clear_lists();
         self.log.raw.clear();
@@ -516,6 +532,63 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             base: start,
             before: None,
         })
+    }
+
+    /// [`Parser::feed`] for a piece of the quick path that its tests do
+    /// not take: in a state the machine's search of starts decides, that
+    /// search may still take it ([`Parser::quick_started`]); else the
+    /// scanner decides. (Out of line, as the call of `feed_slow` it
+    /// replaces was: the quick path's own code stays as it was.)
+    #[inline(never)]
+    fn feed_quick_missed<'a>(&'a mut self, text: &'a str) -> Result<Events<'a>, ParseError> {
+        let Some(q) = self.quick else {
+            return self.feed_slow(text);
+        };
+        // (A constant per state: `false` for the run-time machine.)
+        if q.searched || !self.m.answers(q.ws as usize) {
+            self.quick = None;
+            return self.feed_slow(text);
+        }
+        match self.quick_started(text, q.ws as usize) {
+            Some(LiteralHit::Nothing) => {
+                if let Some(q) = &mut self.quick {
+                    q.room -= text.len();
+                }
+                return Ok(self.feed_quick(text, q.field));
+            }
+            Some(LiteralHit::Partial(at)) if self.hold_fits(text, at) => {
+                return Ok(self.feed_quick_scanner_hold(text, q.field, at));
+            }
+            _ => {}
+        }
+        self.quick = None;
+        self.feed_slow(text)
+    }
+
+    /// The quick path's piece that its byte test does not take, in a state
+    /// whose delimiters the machine's search of starts decides
+    /// ([`Machine::answers`]; a piece of prose ending in a space that may
+    /// begin `\s*<|im_end|>`): the scanner catches up, and that search
+    /// decides the piece from the quick path's position, as the scanner's
+    /// own call of it would. `Nothing`: all of it is region text;
+    /// `Partial(at)`: the text from `at` may begin a delimiter. `None`, or
+    /// a delimiter found: the scanner decides, and its search continues
+    /// the threads from where this one left them.
+    #[inline]
+    fn quick_started(&mut self, text: &str, ws: usize) -> Option<LiteralHit> {
+        if text.is_empty() || self.xml.is_some() || self.plain {
+            return None;
+        }
+        self.settle();
+        if self.held.is_some() || !self.text.buf.is_empty() || self.text.base != self.pos {
+            return None;
+        }
+        let m = self.m;
+        let before = self.text.before;
+        self.scan
+            .search_from(text.as_bytes(), self.pos, |bytes, memo, origin| {
+                m.find_started(ws, bytes, before, false, memo, origin)
+            })
     }
 
     /// Whether [`Parser::feed_quick_hold`] may hold `text[at..]` (else the
@@ -738,6 +811,182 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         true
     }
 
+    /// [`Parser::after_hold_takes`] for a state whose delimiters the
+    /// machine's search of starts decides ([`Machine::answers`]): the
+    /// piece after a held start that no thread at that start is still
+    /// reading (prose streamed a token at a time, each piece ending in a
+    /// space that may begin `\s*<|im_end|>`) is decided by that search,
+    /// continuing the threads kept at the hold, as the scanner's own call
+    /// of it would decide: no delimiter begins in the held text and the
+    /// piece (all of it goes to the open region), or one begins and is
+    /// still cut by the piece's end (the text before it goes to the region
+    /// and the rest stays held). `None`: the scanner decides (a delimiter
+    /// found, the search declined, or a hold it must judge).
+    #[inline(never)]
+    fn started_after_hold(&mut self, wi: usize, text: &str) -> Option<AfterHold> {
+        let field = self.current?;
+        let m = self.m;
+        if text.is_empty()
+            || self.failed.is_some()
+            || self.finalized
+            || self.stuck
+            || self.plain
+            || !self.opened
+            || !self.t.scan_in_place
+            || self.xml.is_some()
+            || !self.pending_utf8.is_empty()
+            || self.scan.literal_hold() != Some(self.pos)
+            || self.pos < self.text.base
+            || !self.text.holds_after(self.pos)
+        {
+            return None;
+        }
+        let limits = &self.options.limits;
+        let joint = self.text.len() - self.pos + text.len();
+        if text.len() > limits.max_message.saturating_sub(self.fed())
+            || joint > limits.max_region.saturating_sub(self.body.len())
+        {
+            return None;
+        }
+        // The held text and the piece, searched together where they lie;
+        // the piece leaves the buffer again whatever the answer (the paths
+        // that take it push it themselves).
+        let at = self.pos - self.text.base;
+        let before = match at {
+            0 => self.text.before,
+            _ => Some(self.text.buf.as_bytes()[at - 1]),
+        };
+        let from = self.text.buf.len();
+        self.text.buf.push_str(text);
+        let hit = self.scan.search_held(
+            &self.text.buf.as_bytes()[at..],
+            self.pos,
+            |bytes, memo, origin| m.find_started(wi, bytes, before, false, memo, origin),
+        );
+        let decided = match hit {
+            Some(LiteralHit::Nothing) => Some(AfterHold::Takes(field)),
+            // Still inside a delimiter at the piece's end: held from there
+            // if the hold is one the quick path may keep.
+            Some(LiteralHit::Partial(p))
+                if p < joint
+                    && joint - p <= limits.max_held
+                    && !is_continuation(self.text.buf.as_bytes()[at + p]) =>
+            {
+                Some(AfterHold::Holds { field, at: p })
+            }
+            _ => None,
+        };
+        self.text.buf.truncate(from);
+        decided
+    }
+
+    /// A piece outside every region (a tool call's header and the text
+    /// between calls in a template whose fields all open at delimiters),
+    /// in a state whose delimiters the machine's search of starts decides
+    /// ([`Machine::answers`]): that search decides it from the scanner's
+    /// position, the text it holds there and the piece together,
+    /// continuing the threads kept at a hold (and starting, at the same
+    /// start, those of the delimiters not run yet, which
+    /// [`Parser::started_holds`] does not), as the scanner's own call of it
+    /// would. `Some(None)`: no delimiter begins in it; `Some(Some(at))`:
+    /// one begins `at` bytes from the position and the piece ends inside
+    /// it. `None`: the scanner decides (a delimiter found, the search
+    /// declined, or a state this does not judge).
+    #[inline(never)]
+    fn outside_decides(&mut self, wi: usize, text: &str) -> Option<Option<usize>> {
+        if text.is_empty()
+            || self.current.is_some()
+            || self.failed.is_some()
+            || self.finalized
+            || self.stuck
+            || self.plain
+            || !self.t.scan_in_place
+            || !self.pending_utf8.is_empty()
+            || self.pos < self.text.base
+        {
+            return None;
+        }
+        let held = self.scan.literal_hold() == Some(self.pos);
+        if !held && self.text.holds_after(self.pos) {
+            return None;
+        }
+        let limits = &self.options.limits;
+        let joint = self.text.len() - self.pos + text.len();
+        if text.len() > limits.max_message.saturating_sub(self.fed()) {
+            return None;
+        }
+        let m = self.m;
+        let at = self.pos - self.text.base;
+        let before = match at {
+            0 => self.text.before,
+            _ => Some(self.text.buf.as_bytes()[at - 1]),
+        };
+        // The held text (if any) and the piece, searched together where
+        // they lie; the piece leaves the buffer again whatever the answer.
+        let from = self.text.buf.len();
+        self.text.buf.push_str(text);
+        let bytes = &self.text.buf.as_bytes()[at..];
+        let search = |bytes: &[u8], memo: &mut StartMemo, origin: usize| {
+            m.find_started(wi, bytes, before, false, memo, origin)
+        };
+        let hit = match held {
+            true => self.scan.search_held(bytes, self.pos, search),
+            false => self.scan.search_from(bytes, self.pos, search),
+        };
+        let decided = match hit {
+            Some(LiteralHit::Nothing) => Some(None),
+            Some(LiteralHit::Partial(p))
+                if p < joint
+                    && joint - p <= limits.max_held
+                    && !is_continuation(self.text.buf.as_bytes()[at + p]) =>
+            {
+                Some(Some(p))
+            }
+            _ => None,
+        };
+        self.text.buf.truncate(from);
+        decided
+    }
+
+    /// Takes a piece outside every region as [`Parser::outside_decides`]
+    /// decided: the text before `hold` (counted from the position; all of
+    /// it without one) is dropped, as the scanner drops text outside
+    /// regions, and the rest is held.
+    #[inline(never)]
+    fn feed_outside<'a>(&'a mut self, text: &'a str, hold: Option<usize>) -> Events<'a> {
+        let start = self.pos;
+        let end = self.text.len() + text.len();
+        self.clear_lists();
+        self.log.raw.clear();
+        match hold {
+            None => {
+                self.scan.release_literal_hold(end, end - start);
+                self.pos = end;
+                self.text.buf.clear();
+                self.text.base = end;
+                self.text.before = text.as_bytes().last().copied();
+            }
+            Some(at) => {
+                let cut = self.pos - self.text.base + at;
+                self.text.buf.push_str(text);
+                // The buffer starts at the hold from now on: the byte
+                // before it is the one before the hold (lookbehinds read it).
+                if cut > 0 {
+                    self.text.before = Some(self.text.buf.as_bytes()[cut - 1]);
+                }
+                self.text.buf.drain(..cut);
+                self.text.base = start + at;
+                self.pos = start + at;
+                self.scan.hold_literal(start + at, end - start);
+            }
+        }
+        self.events(Hay {
+            text: "",
+            base: start,
+            before: None,
+        })
+    }
+
     /// Empties this call's values and parameters before a quick path
     /// records its events. The lists are usually empty already: writing
     /// their lengths only when they are not keeps the stores away from the
@@ -921,8 +1170,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         } else {
             return self.feed_unquick(text);
         }
-        self.quick = None;
-        self.feed_slow(text)
+        self.feed_quick_missed(text)
     }
 
     /// [`Parser::feed`] for a piece the quick state has no room for (or
@@ -954,8 +1202,23 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                 }
                 None => {}
             }
-        } else if self.m.answers(wi) && self.started_holds(wi, text) {
-            return Ok(self.events(self.text.hay()));
+        } else if self.m.answers(wi) {
+            if self.started_holds(wi, text) {
+                return Ok(self.events(self.text.hay()));
+            }
+            if self.current.is_none() {
+                if let Some(hold) = self.outside_decides(wi, text) {
+                    return Ok(self.feed_outside(text, hold));
+                }
+            } else if self.opened {
+                match self.started_after_hold(wi, text) {
+                    Some(AfterHold::Takes(field)) => return Ok(self.feed_after_hold(text, field)),
+                    Some(AfterHold::Holds { field, at }) => {
+                        return Ok(self.feed_hold_more(text, field, at));
+                    }
+                    None => {}
+                }
+            }
         }
         self.feed_slow(text)
     }
