@@ -110,6 +110,12 @@ impl TextBuf {
 /// hold goes to the scanner.
 const HELD_MAX: usize = 32;
 
+/// The longest piece that [`Parser::started_after_hold`] and
+/// [`Parser::outside_decides`] judge (a few tokens): a longer one likely
+/// holds a whole delimiter, which they leave to the scanner, and its search
+/// would then be done twice (and, in one piece, the text copied twice).
+const STARTED_PIECE: usize = 32;
+
 /// The room a streamed region's body starts with (see
 /// [`Parser::start_quick`]).
 const BODY_START: usize = 256;
@@ -157,6 +163,23 @@ enum AfterHold {
     /// the text before it goes to the open region of `field`, the rest
     /// stays held.
     Holds { field: u16, at: usize },
+}
+
+/// What [`Parser::outside_decides`] makes of its search's answer over
+/// `bytes` (from the parser's position): no delimiter begins there
+/// (`Some(None)`), or one begins at `p` and is cut by the end
+/// (`Some(Some(p))`, when a hold that long is allowed).
+fn decide_outside(hit: Option<LiteralHit>, bytes: &[u8], max_held: usize) -> Option<Option<usize>> {
+    match hit? {
+        LiteralHit::Nothing => Some(None),
+        // (A delimiter starts on a character.)
+        LiteralHit::Partial(p)
+            if p < bytes.len() && bytes.len() - p <= max_held && !is_continuation(bytes[p]) =>
+        {
+            Some(Some(p))
+        }
+        _ => None,
+    }
 }
 
 /// A streaming parser for one generation.
@@ -827,6 +850,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         let field = self.current?;
         let m = self.m;
         if text.is_empty()
+            || text.len() > STARTED_PIECE
             || self.failed.is_some()
             || self.finalized
             || self.stuck
@@ -907,11 +931,10 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             return None;
         }
         let held = self.scan.literal_hold() == Some(self.pos);
-        if !held && self.text.holds_after(self.pos) {
+        if text.len() > STARTED_PIECE || !held && self.text.holds_after(self.pos) {
             return None;
         }
         let limits = &self.options.limits;
-        let joint = self.text.len() - self.pos + text.len();
         if text.len() > limits.max_message.saturating_sub(self.fed()) {
             return None;
         }
@@ -921,29 +944,21 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             0 => self.text.before,
             _ => Some(self.text.buf.as_bytes()[at - 1]),
         };
-        // The held text (if any) and the piece, searched together where
-        // they lie; the piece leaves the buffer again whatever the answer.
-        let from = self.text.buf.len();
-        self.text.buf.push_str(text);
-        let bytes = &self.text.buf.as_bytes()[at..];
         let search = |bytes: &[u8], memo: &mut StartMemo, origin: usize| {
             m.find_started(wi, bytes, before, false, memo, origin)
         };
-        let hit = match held {
-            true => self.scan.search_held(bytes, self.pos, search),
-            false => self.scan.search_from(bytes, self.pos, search),
-        };
-        let decided = match hit {
-            Some(LiteralHit::Nothing) => Some(None),
-            Some(LiteralHit::Partial(p))
-                if p < joint
-                    && joint - p <= limits.max_held
-                    && !is_continuation(self.text.buf.as_bytes()[at + p]) =>
-            {
-                Some(Some(p))
-            }
-            _ => None,
-        };
+        if !held {
+            // Nothing held: the piece is searched where it lies.
+            let hit = self.scan.search_from(text.as_bytes(), self.pos, search);
+            return decide_outside(hit, text.as_bytes(), limits.max_held);
+        }
+        // The held text and the piece, searched together where they lie;
+        // the piece leaves the buffer again whatever the answer.
+        let from = self.text.buf.len();
+        self.text.buf.push_str(text);
+        let bytes = &self.text.buf.as_bytes()[at..];
+        let hit = self.scan.search_held(bytes, self.pos, search);
+        let decided = decide_outside(hit, bytes, limits.max_held);
         self.text.buf.truncate(from);
         decided
     }
