@@ -165,11 +165,11 @@ enum AfterHold {
     Holds { field: u16, at: usize },
 }
 
-/// What [`Parser::outside_decides`] makes of its search's answer over
+/// What [`Parser::search_started`] makes of its search's answer over
 /// `bytes` (from the parser's position): no delimiter begins there
 /// (`Some(None)`), or one begins at `p` and is cut by the end
 /// (`Some(Some(p))`, when a hold that long is allowed).
-fn decide_outside(hit: Option<LiteralHit>, bytes: &[u8], max_held: usize) -> Option<Option<usize>> {
+fn decide_started(hit: Option<LiteralHit>, bytes: &[u8], max_held: usize) -> Option<Option<usize>> {
     match hit? {
         LiteralHit::Nothing => Some(None),
         // (A delimiter starts on a character.)
@@ -573,13 +573,13 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             return self.feed_slow(text);
         }
         match self.quick_started(text, q.ws as usize) {
-            Some(LiteralHit::Nothing) => {
+            Some(None) => {
                 if let Some(q) = &mut self.quick {
                     q.room -= text.len();
                 }
                 return Ok(self.feed_quick(text, q.field));
             }
-            Some(LiteralHit::Partial(at)) if self.hold_fits(text, at) => {
+            Some(Some(at)) if self.hold_fits(text, at) => {
                 return Ok(self.feed_quick_scanner_hold(text, q.field, at));
             }
             _ => {}
@@ -593,12 +593,12 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     /// ([`Machine::answers`]; a piece of prose ending in a space that may
     /// begin `\s*<|im_end|>`): the scanner catches up, and that search
     /// decides the piece from the quick path's position, as the scanner's
-    /// own call of it would. `Nothing`: all of it is region text;
-    /// `Partial(at)`: the text from `at` may begin a delimiter. `None`, or
-    /// a delimiter found: the scanner decides, and its search continues
-    /// the threads from where this one left them.
+    /// own call of it would. `Some(None)`: all of it is region text;
+    /// `Some(Some(at))`: the text from `at` may begin a delimiter. `None`
+    /// (a delimiter found, among others): the scanner decides, and its
+    /// search continues the threads from where this one left them.
     #[inline]
-    fn quick_started(&mut self, text: &str, ws: usize) -> Option<LiteralHit> {
+    fn quick_started(&mut self, text: &str, ws: usize) -> Option<Option<usize>> {
         if text.is_empty() || self.xml.is_some() || self.plain {
             return None;
         }
@@ -606,12 +606,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         if self.held.is_some() || !self.text.buf.is_empty() || self.text.base != self.pos {
             return None;
         }
-        let m = self.m;
-        let before = self.text.before;
-        self.scan
-            .search_from(text.as_bytes(), self.pos, |bytes, memo, origin| {
-                m.find_started(ws, bytes, before, false, memo, origin)
-            })
+        self.search_started(ws, text, false)
     }
 
     /// Whether [`Parser::feed_quick_hold`] may hold `text[at..]` (else the
@@ -848,60 +843,28 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     #[inline(never)]
     fn started_after_hold(&mut self, wi: usize, text: &str) -> Option<AfterHold> {
         let field = self.current?;
-        let m = self.m;
-        if text.is_empty()
-            || text.len() > STARTED_PIECE
-            || self.failed.is_some()
-            || self.finalized
-            || self.stuck
-            || self.plain
-            || !self.opened
-            || !self.t.scan_in_place
+        if !self.opened
             || self.xml.is_some()
-            || !self.pending_utf8.is_empty()
             || self.scan.literal_hold() != Some(self.pos)
-            || self.pos < self.text.base
             || !self.text.holds_after(self.pos)
+            || !self.started_may_decide(text)
         {
             return None;
         }
-        let limits = &self.options.limits;
         let joint = self.text.len() - self.pos + text.len();
-        if text.len() > limits.max_message.saturating_sub(self.fed())
-            || joint > limits.max_region.saturating_sub(self.body.len())
+        if joint
+            > self
+                .options
+                .limits
+                .max_region
+                .saturating_sub(self.body.len())
         {
             return None;
         }
-        // The held text and the piece, searched together where they lie;
-        // the piece leaves the buffer again whatever the answer (the paths
-        // that take it push it themselves).
-        let at = self.pos - self.text.base;
-        let before = match at {
-            0 => self.text.before,
-            _ => Some(self.text.buf.as_bytes()[at - 1]),
-        };
-        let from = self.text.buf.len();
-        self.text.buf.push_str(text);
-        let hit = self.scan.search_held(
-            &self.text.buf.as_bytes()[at..],
-            self.pos,
-            |bytes, memo, origin| m.find_started(wi, bytes, before, false, memo, origin),
-        );
-        let decided = match hit {
-            Some(LiteralHit::Nothing) => Some(AfterHold::Takes(field)),
-            // Still inside a delimiter at the piece's end: held from there
-            // if the hold is one the quick path may keep.
-            Some(LiteralHit::Partial(p))
-                if p < joint
-                    && joint - p <= limits.max_held
-                    && !is_continuation(self.text.buf.as_bytes()[at + p]) =>
-            {
-                Some(AfterHold::Holds { field, at: p })
-            }
-            _ => None,
-        };
-        self.text.buf.truncate(from);
-        decided
+        Some(match self.search_started(wi, text, true)? {
+            None => AfterHold::Takes(field),
+            Some(at) => AfterHold::Holds { field, at },
+        })
     }
 
     /// A piece outside every region (a tool call's header and the text
@@ -918,26 +881,42 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     /// declined, or a state this does not judge).
     #[inline(never)]
     fn outside_decides(&mut self, wi: usize, text: &str) -> Option<Option<usize>> {
-        if text.is_empty()
-            || self.current.is_some()
-            || self.failed.is_some()
-            || self.finalized
-            || self.stuck
-            || self.plain
-            || !self.t.scan_in_place
-            || !self.pending_utf8.is_empty()
-            || self.pos < self.text.base
-        {
+        if self.current.is_some() || !self.started_may_decide(text) {
             return None;
         }
         let held = self.scan.literal_hold() == Some(self.pos);
-        if text.len() > STARTED_PIECE || !held && self.text.holds_after(self.pos) {
+        if !held && self.text.holds_after(self.pos) {
             return None;
         }
-        let limits = &self.options.limits;
-        if text.len() > limits.max_message.saturating_sub(self.fed()) {
-            return None;
-        }
+        self.search_started(wi, text, held)
+    }
+
+    /// What [`Parser::started_after_hold`] and [`Parser::outside_decides`]
+    /// both need before they search: a piece short enough to judge
+    /// ([`STARTED_PIECE`]), nothing that the slow path must report or
+    /// handle (a failure, the end, a budget spent, a cut character, a limit
+    /// on the message), and text scanned in place.
+    fn started_may_decide(&self, text: &str) -> bool {
+        !text.is_empty()
+            && text.len() <= STARTED_PIECE
+            && self.failed.is_none()
+            && !self.finalized
+            && !self.stuck
+            && !self.plain
+            && self.t.scan_in_place
+            && self.pending_utf8.is_empty()
+            && self.pos >= self.text.base
+            && text.len() <= self.options.limits.max_message.saturating_sub(self.fed())
+    }
+
+    /// Runs the state's search of starts (`wi`) from the parser's position
+    /// over the held text and `text` (`held`), or over `text` alone where
+    /// it lies (nothing held), as the scanner's own call of it would
+    /// ([`StreamScan::search_started`]). `Some(None)`: no delimiter begins
+    /// there; `Some(Some(at))`: one begins `at` bytes from the position and
+    /// is cut by the piece's end (a hold the limits allow). `None`: the
+    /// scanner decides. The buffer is as it was afterwards.
+    fn search_started(&mut self, wi: usize, text: &str, held: bool) -> Option<Option<usize>> {
         let m = self.m;
         let at = self.pos - self.text.base;
         let before = match at {
@@ -947,18 +926,19 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         let search = |bytes: &[u8], memo: &mut StartMemo, origin: usize| {
             m.find_started(wi, bytes, before, false, memo, origin)
         };
+        let max_held = self.options.limits.max_held;
         if !held {
-            // Nothing held: the piece is searched where it lies.
-            let hit = self.scan.search_from(text.as_bytes(), self.pos, search);
-            return decide_outside(hit, text.as_bytes(), limits.max_held);
+            let hit = self.scan.search_started(text.as_bytes(), self.pos, search);
+            return decide_started(hit, text.as_bytes(), max_held);
         }
         // The held text and the piece, searched together where they lie;
-        // the piece leaves the buffer again whatever the answer.
+        // the piece leaves the buffer again whatever the answer (the paths
+        // that take it push it themselves).
         let from = self.text.buf.len();
         self.text.buf.push_str(text);
         let bytes = &self.text.buf.as_bytes()[at..];
-        let hit = self.scan.search_held(bytes, self.pos, search);
-        let decided = decide_outside(hit, bytes, limits.max_held);
+        let hit = self.scan.search_started(bytes, self.pos, search);
+        let decided = decide_started(hit, bytes, max_held);
         self.text.buf.truncate(from);
         decided
     }

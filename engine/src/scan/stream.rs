@@ -854,56 +854,36 @@ impl StreamScan {
         true
     }
 
-    /// For a caller that decides a held start itself when the next piece
-    /// ends it (a compiled parser, see `Parser::started_after_hold`): the
-    /// scanner holds the text at `origin` in a state a machine's search
-    /// answers for, and `bytes` are the held text and the next piece, from
-    /// `origin`. Runs that search (`search`, the machine's
-    /// `find_started` over `bytes` with the memo) when the scanner stands
-    /// where [`StreamScan::hold_started`] needs it to, and returns its
-    /// answer, which is the one [`StreamScan::advance_with`] would reach
-    /// from this hold; `None` when the scanner is not in that shape (or
-    /// the search declines). Records nothing: the caller releases the hold
-    /// or holds again ([`StreamScan::release_literal_hold`],
-    /// [`StreamScan::hold_literal`]), or leaves the piece to
-    /// `advance_with`, whose search continues the threads from where this
-    /// one left them in the memo.
-    pub fn search_held(
+    /// For a caller that decides a piece itself with a machine's search of
+    /// starts (a compiled parser, see `Parser::quick_started`,
+    /// `Parser::started_after_hold` and `Parser::outside_decides`), in a
+    /// state that search answers for: `bytes` begin at `origin`, where the
+    /// scanner either holds the text (the held text and the next piece) or
+    /// stands with nothing held and no thread (the next piece). Runs the
+    /// search (`search`, the machine's `find_started` over `bytes` with
+    /// the memo) when the scanner is in one of those shapes, and returns
+    /// its answer, which is the one [`StreamScan::advance_with`] would
+    /// reach from there; `None` when it is not (or the search declines).
+    /// Records nothing: the caller releases the hold or holds
+    /// ([`StreamScan::release_literal_hold`], [`StreamScan::hold_literal`]),
+    /// or leaves the piece to `advance_with`, whose search continues the
+    /// threads from where this one left them in the memo.
+    pub fn search_started(
         &mut self,
         bytes: &[u8],
         origin: usize,
         search: impl FnOnce(&[u8], &mut StartMemo, usize) -> Option<LiteralHit>,
     ) -> Option<LiteralHit> {
-        if self.stale
+        let shaped = match self.lit_hold {
+            Some(hold) => hold == origin,
+            None => self.is_clear(),
+        };
+        if !shaped
+            || self.stale
             || self.declined
             || self.ended
             || self.lit_found.is_some()
-            || self.lit_hold != Some(origin)
             || self.frontier != origin
-            || self.memo.exhausted(origin + bytes.len())
-        {
-            return None;
-        }
-        search(bytes, &mut self.memo, origin)
-    }
-
-    /// [`StreamScan::search_held`] for text that begins where the scanner
-    /// stands with nothing held (`origin`, its frontier, in a state it has
-    /// no threads in): a compiled parser's quick path, whose piece its
-    /// byte test did not take. Records nothing.
-    pub fn search_from(
-        &mut self,
-        bytes: &[u8],
-        origin: usize,
-        search: impl FnOnce(&[u8], &mut StartMemo, usize) -> Option<LiteralHit>,
-    ) -> Option<LiteralHit> {
-        if self.stale
-            || self.declined
-            || self.ended
-            || self.lit_found.is_some()
-            || self.lit_hold.is_some()
-            || self.frontier != origin
-            || !self.is_clear()
             || self.memo.exhausted(origin + bytes.len())
         {
             return None;
