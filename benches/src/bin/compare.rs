@@ -27,8 +27,8 @@ use std::time::Duration;
 
 /// Counts allocations (including reallocations) so that the command can
 /// report allocations per feed; only while [`allocations`] runs, so that
-/// the timed runs pay for no counting (an atomic add per allocation cost a
-/// whole `chat-smollm3` run a few percent).
+/// the timed runs pay for no counting (the add is a lock-prefixed
+/// instruction, which the timed runs made some 30 to 300 times each).
 struct Counting;
 
 static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
