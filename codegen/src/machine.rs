@@ -854,7 +854,7 @@ fn started_fn(
     // and so does running past the work bound.
     let settle = quote! {
         if n > 0 {
-            let hit = #rt::decide_starts(&mut starts[..n], &KEYS, &mut run);
+            let hit = #rt::decide_starts(&mut starts[..n], &KEYS, resumed, bytes.len(), &mut run);
             if steps.get() > budget {
                 return ::core::option::Option::None;
             }
@@ -918,6 +918,9 @@ fn started_fn(
             if memo.still_pending(table, bytes, origin, eos, &mut read) {
                 return decided(#rt::LiteralHit::Partial(0));
             }
+            // Where the threads kept at a hold began, if they did in this
+            // text (see `decide_starts`).
+            let resumed = memo.kept_from(origin);
             let steps = ::core::cell::Cell::new(read);
             let mut run = |k: usize, s: usize| {
                 let prev = if s == 0 { before } else { ::core::option::Option::Some(bytes[s - 1]) };
@@ -1354,6 +1357,10 @@ pub fn generate(
                     #(#held_arms)*
                     _ => false,
                 }
+            }
+            #[inline(always)]
+            fn holds_started(self) -> bool {
+                true
             }
         }
     });

@@ -140,6 +140,14 @@ pub trait Machine<'t>: Copy + Debug + HasRegions {
         false
     }
 
+    /// Whether [`Machine::held_started`] answers for any state: a constant,
+    /// so that a parser whose machine holds no start (the run-time one)
+    /// keeps no trace of the last held piece (`Parser::lead`).
+    #[inline(always)]
+    fn holds_started(self) -> bool {
+        false
+    }
+
     /// Whether [`Machine::find_literal`] answers for watch set `ws` (a
     /// literal state, or one [`Machine::answers`] for). The parser then
     /// resolves pieces there with that search alone while nothing else is

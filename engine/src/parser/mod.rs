@@ -220,6 +220,12 @@ pub struct Parser<'t, M: HasRegions = &'t Template> {
     /// The quick path took text without moving the scanner's frontier or
     /// the text window to `pos` (see [`Parser::settle`]).
     lag: bool,
+    /// The last call was a piece [`Parser::started_holds`] held, in this
+    /// state (a watch set's index): nothing it tested has changed since
+    /// but the buffer, so the next piece needs only the tests that depend
+    /// on it ([`Parser::lead_holds`]). Taken by each call of
+    /// [`Parser::feed_unquick`] and cleared by [`Parser::begin_call`].
+    lead: Option<u16>,
     /// This call's events, and the lists they refer to.
     log: Log,
     initial: Vec<OwnedEvent>,
@@ -360,6 +366,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             failed: None,
             idle_commits: 0,
             lag: false,
+            lead: None,
             log: Log::default(),
             initial: Vec::new(),
             pending_utf8: Vec::new(),
@@ -826,6 +833,54 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         self.track(from);
         self.log.raw.clear();
         self.clear_lists();
+        self.lead = Some(wi as u16);
+        true
+    }
+
+    /// [`Parser::started_holds`] for the piece after one it held (in state
+    /// `wi`, see [`Parser::lead`]): the tests of the parser's and the
+    /// scanner's state held then and nothing has changed them, so only
+    /// those that read the piece or the work spent remain. `false` leaves
+    /// the piece to [`Parser::feed_scanned`] (whose search goes on from
+    /// where this one left the threads).
+    #[inline]
+    fn lead_holds(&mut self, wi: usize, text: &str) -> bool {
+        debug_assert!(
+            wi == self.watch_index()
+                && self.scan.literal_hold() == Some(self.pos)
+                && self.text.holds_after(self.pos)
+                && self.failed.is_none()
+                && !self.finalized
+                && !self.stuck
+                && !self.plain
+                && self.quick.is_none()
+                && self.held.is_none()
+                && self.pending_utf8.is_empty()
+        );
+        let limits = &self.options.limits;
+        if text.is_empty()
+            || text.len() > limits.max_message.saturating_sub(self.fed())
+            || self.text.len() - self.pos + text.len() > limits.max_held
+        {
+            return false;
+        }
+        let m = self.m;
+        let from = self.text.len();
+        self.text.buf.push_str(text);
+        let at = self.pos - self.text.base;
+        let held = self.scan.lead_held(
+            &self.text.buf.as_bytes()[at..],
+            self.pos,
+            |bytes, memo, origin| m.held_started(wi, bytes, memo, origin),
+        );
+        if !held {
+            self.text.buf.truncate(from - self.text.base);
+            return false;
+        }
+        self.track(from);
+        self.log.raw.clear();
+        self.clear_lists();
+        self.lead = Some(wi as u16);
         true
     }
 
@@ -1173,6 +1228,12 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     /// still be decided by the machine's search, else the scanner runs.
     #[inline(never)]
     fn feed_unquick<'a>(&'a mut self, text: &'a str) -> Result<Events<'a>, ParseError> {
+        if self.m.holds_started()
+            && let Some(wi) = self.lead.take()
+            && self.lead_holds(wi as usize, text)
+        {
+            return Ok(self.events(self.text.hay()));
+        }
         if self.held.is_some() {
             return self.feed_held(text);
         }
@@ -1556,6 +1617,9 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
 
     fn begin_call(&mut self) -> Result<(), ParseError> {
         self.settle();
+        if self.m.holds_started() {
+            self.lead = None;
+        }
         if let Some(e) = &self.failed {
             return Err(ParseError::clone(e));
         }

@@ -854,6 +854,31 @@ impl StreamScan {
         true
     }
 
+    /// [`StreamScan::hold_started`] for the piece after one it held, with
+    /// nothing recorded since: only the work the threads have spent can
+    /// have changed what it tests of the scanner's state.
+    #[inline]
+    pub fn lead_held(
+        &mut self,
+        bytes: &[u8],
+        origin: usize,
+        held: impl FnOnce(&[u8], &mut StartMemo, usize) -> bool,
+    ) -> bool {
+        debug_assert!(
+            self.lit_hold == Some(origin)
+                && self.frontier == origin
+                && !self.stale
+                && !self.declined
+                && !self.ended
+                && self.lit_found.is_none()
+        );
+        if self.memo.exhausted(origin + bytes.len()) || !held(bytes, &mut self.memo, origin) {
+            return false;
+        }
+        self.bytes_read += bytes.len() as u64;
+        true
+    }
+
     /// For a caller that decides a piece itself with a machine's search of
     /// starts (a compiled parser, see `Parser::quick_started`,
     /// `Parser::started_after_hold` and `Parser::outside_decides`), in a
@@ -1625,6 +1650,9 @@ impl StartMemo {
         if self.start != origin {
             return false;
         }
+        if !eos && self.lead_pending(&table, bytes, origin, steps) {
+            return true;
+        }
         for j in 0..self.len {
             let k = self.runs[j].0;
             if self.continue_kept(j, table(k), bytes, origin, eos, steps) == Run::Pending {
@@ -1637,6 +1665,56 @@ impl StartMemo {
             }
         }
         false
+    }
+
+    /// Where the kept threads began, counted from `origin` (`None`: no
+    /// thread is kept, or they began before it).
+    #[inline]
+    pub fn kept_from(&self, origin: usize) -> Option<usize> {
+        match self.len {
+            0 => None,
+            _ => self.start.checked_sub(origin),
+        }
+    }
+
+    /// The first kept thread (the one [`StartMemo::still_pending`] asks
+    /// first) continued over the bytes it has not read, when every state it
+    /// passes is one that goes on reading, undecided: a tool call's header
+    /// streamed a token at a time spends most pieces there, and this loop
+    /// tests one mask a byte where [`StartMemo::continue_kept`] records
+    /// each step. `false` (the thread settled, matched, or may stop at the
+    /// next byte) leaves the memo untouched, for that function to run the
+    /// same thread again from the same stand.
+    #[inline]
+    fn lead_pending<'t>(
+        &mut self,
+        table: &impl Fn(usize) -> &'t DfaTable,
+        bytes: &[u8],
+        origin: usize,
+        steps: &mut usize,
+    ) -> bool {
+        if self.len == 0 {
+            return false;
+        }
+        let (k, stand, rec, next) = self.runs[0];
+        let Some(fresh) = next.checked_sub(origin).and_then(|from| bytes.get(from..)) else {
+            // (A settled thread's next byte is `SETTLED`: none to read.)
+            return false;
+        };
+        let t = table(k);
+        let mut q = stand;
+        for &b in fresh {
+            q = t.next(q, b);
+            // Still able to match later, not matching here, and not
+            // certain of a match (which `run_from` settles at once).
+            if t.flags(q) & (MATCH | FUT | CERTAIN) != FUT {
+                return false;
+            }
+        }
+        self.runs[0] = (k, q, rec, origin + bytes.len());
+        self.spent += fresh.len();
+        *steps += fresh.len();
+        true
     }
 
     /// The kept thread `j` (at the memo's start, `origin`, where `bytes`
@@ -1722,9 +1800,23 @@ impl StartMemo {
 /// first at which some thread matches commits the best of its matches
 /// (the longest, then opens before closes, field name, entry). `None`:
 /// nothing begins at these starts.
+///
+/// Once a thread is pending at a start, the remaining entries' threads
+/// there are run too, over the text at hand (`len` bytes; their results
+/// do not change the answer), when that thread has read more than one
+/// byte or the start is `resumed`, where the memo kept threads before
+/// this search (relative, see [`StartMemo::kept_from`]; they have settled
+/// and another entry's thread reads on). Kept in the memo, they go on
+/// from where they stand when the pending one settles, instead of being
+/// started again over the held text by one more search: a tool call's
+/// header held at `<|channel|>` passes from one entry's literal to the
+/// next as it streams. A hold of one byte (a piece ending in a space, say)
+/// leaves the others to wait: most such holds end with the next byte.
 pub fn decide_starts(
     starts: &mut [(usize, usize)],
     keys: &[(u8, u16)],
+    resumed: Option<usize>,
+    len: usize,
     mut run: impl FnMut(usize, usize) -> Run,
 ) -> Option<LiteralHit> {
     starts.sort_unstable();
@@ -1734,6 +1826,7 @@ pub fn decide_starts(
         // (length inverted, kind, name rank, entry) of the best match at s.
         let mut best: Option<(usize, u8, u16, usize)> = None;
         let mut last = usize::MAX;
+        let mut pending = false;
         while g < starts.len() && starts[g].0 == s {
             let k = starts[g].1;
             g += 1;
@@ -1744,7 +1837,10 @@ pub fn decide_starts(
             last = k;
             match run(k, s) {
                 // A match here cannot be chosen before this thread settles.
-                Run::Pending => return Some(LiteralHit::Partial(s)),
+                Run::Pending if resumed != Some(s) && len - s < 2 => {
+                    return Some(LiteralHit::Partial(s));
+                }
+                Run::Pending => pending = true,
                 Run::Match(end) => {
                     let key = (usize::MAX - (end - s), keys[k].0, keys[k].1, k);
                     if best.is_none_or(|b| (key.0, key.1, key.2) < (b.0, b.1, b.2)) {
@@ -1753,6 +1849,9 @@ pub fn decide_starts(
                 }
                 Run::NoMatch => {}
             }
+        }
+        if pending {
+            return Some(LiteralHit::Partial(s));
         }
         if let Some((inv, _, _, k)) = best {
             return Some(LiteralHit::Found {
