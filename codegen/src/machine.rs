@@ -1170,22 +1170,38 @@ fn literal_fn(t: &Template, wi: usize, ws: &WatchSet, rt: &TokenStream) -> Optio
             }
         }
     });
-    // A single literal long enough for `memmem` to pay off on long texts:
-    // jump to its first occurrence (or to where a partial one could start).
-    let skip = match lits.as_slice() {
-        [(_, l)] if l.len() > 1 => {
+    // What every literal begins with (all of a single one): when it is
+    // long enough for `memmem` to pay off on long texts, jump to its first
+    // occurrence (or to where a partial one could start), as no literal
+    // can begin before. (gpt-oss's content closes at `<|end|>` or
+    // `<|return|>`: `<|` passes over the prose's `<` that `memchr` stops at.)
+    let common =
+        lits.iter()
+            .skip(1)
+            .fold(lits.first().map_or(&[][..], |(_, l)| *l), |c, (_, l)| {
+                let n = c.iter().zip(l.iter()).take_while(|(a, b)| a == b).count();
+                &c[..n]
+            });
+    let skip = match common {
+        l if l.len() > 1 => {
             let lit = Literal::byte_string(l);
             let keep = l.len() - 1;
             // The searcher is built once (its set-up costs about as much as
-            // a search of a few kilobytes), on first use.
+            // a search of a few kilobytes), on first use; out of line, so
+            // that the search of short pieces, inlined into the parser's
+            // quick path, stays small.
             quote! {
                 if bytes.len() >= 64 {
-                    static FINDER: ::std::sync::LazyLock<#rt::memchr::memmem::Finder<'static>> =
-                        ::std::sync::LazyLock::new(|| #rt::memchr::memmem::Finder::new(#lit));
-                    i = match FINDER.find(bytes) {
-                        ::core::option::Option::Some(at) => at,
-                        ::core::option::Option::None => bytes.len().saturating_sub(#keep),
-                    };
+                    #[inline(never)]
+                    fn skip(bytes: &[u8]) -> usize {
+                        static FINDER: ::std::sync::LazyLock<#rt::memchr::memmem::Finder<'static>> =
+                            ::std::sync::LazyLock::new(|| #rt::memchr::memmem::Finder::new(#lit));
+                        match FINDER.find(bytes) {
+                            ::core::option::Option::Some(at) => at,
+                            ::core::option::Option::None => bytes.len().saturating_sub(#keep),
+                        }
+                    }
+                    i = skip(bytes);
                 }
             }
         }
