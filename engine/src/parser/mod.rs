@@ -725,15 +725,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             });
             src = Some(at);
         }
-        // The buffer starts at the hold from now on: the byte before it is
-        // the one before the hold (lookbehinds read it).
-        if cut > 0 {
-            self.text.before = Some(self.text.buf.as_bytes()[cut - 1]);
-        }
-        self.text.buf.drain(..cut);
-        self.text.base = hold;
-        self.pos = hold;
-        self.scan.hold_literal(hold, end - start);
+        self.hold_at(cut, hold, end - start);
         self.quick = None;
         match src {
             // The chunk's text is the end of the region's body.
@@ -751,6 +743,22 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                 before: None,
             }),
         }
+    }
+
+    /// Holds the text from `hold` (absolute; `cut` bytes into the buffer,
+    /// which has the piece appended) as the scanner would, which read
+    /// `read` bytes to decide it: the buffer starts at the hold from now
+    /// on, and the byte before it is the one before the hold (lookbehinds
+    /// read it).
+    #[inline]
+    fn hold_at(&mut self, cut: usize, hold: usize, read: usize) {
+        if cut > 0 {
+            self.text.before = Some(self.text.buf.as_bytes()[cut - 1]);
+        }
+        self.text.buf.drain(..cut);
+        self.text.base = hold;
+        self.pos = hold;
+        self.scan.hold_literal(hold, read);
     }
 
     /// Takes the held text and `text` into the open region of `field`
@@ -791,7 +799,6 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     /// [`StreamScan::hold_started`]).
     #[inline(never)]
     fn started_holds(&mut self, wi: usize, text: &str) -> bool {
-        let m = self.m;
         if self.scan.literal_hold() != Some(self.pos)
             || text.is_empty()
             || self.pos < self.text.base
@@ -813,17 +820,31 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         {
             return false;
         }
-        // The text before the hold is not forgotten here, as each slow call
-        // does first: the position does not move while the text is held, so
-        // the buffer grows only by the held text (within `max_held`).
+        self.hold_piece(wi, text, true)
+    }
+
+    /// Appends `text` to the held text and asks the scanner whether the
+    /// state's search holds the two there again (the first piece after the
+    /// hold: [`StreamScan::hold_started`], which tests the scanner's state;
+    /// a later one: [`StreamScan::lead_held`]). If it does, the piece is
+    /// kept and the state marked ([`Parser::lead`]); else it is taken off
+    /// again. The text before the hold is not forgotten here, as each slow
+    /// call does first: the position does not move while the text is
+    /// held, so the buffer grows only by the held text (within `max_held`).
+    #[inline(always)]
+    fn hold_piece(&mut self, wi: usize, text: &str, first: bool) -> bool {
+        let m = self.m;
         let from = self.text.len();
         self.text.buf.push_str(text);
         let at = self.pos - self.text.base;
-        let held = self.scan.hold_started(
-            &self.text.buf.as_bytes()[at..],
-            self.pos,
-            |bytes, memo, origin| m.held_started(wi, bytes, memo, origin),
-        );
+        let bytes = &self.text.buf.as_bytes()[at..];
+        let search = |bytes: &[u8], memo: &mut StartMemo, origin: usize| {
+            m.held_started(wi, bytes, memo, origin)
+        };
+        let held = match first {
+            true => self.scan.hold_started(bytes, self.pos, search),
+            false => self.scan.lead_held(bytes, self.pos, search),
+        };
         if !held {
             self.text.buf.truncate(from - self.text.base);
             return false;
@@ -864,24 +885,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         {
             return false;
         }
-        let m = self.m;
-        let from = self.text.len();
-        self.text.buf.push_str(text);
-        let at = self.pos - self.text.base;
-        let held = self.scan.lead_held(
-            &self.text.buf.as_bytes()[at..],
-            self.pos,
-            |bytes, memo, origin| m.held_started(wi, bytes, memo, origin),
-        );
-        if !held {
-            self.text.buf.truncate(from - self.text.base);
-            return false;
-        }
-        self.track(from);
-        self.log.raw.clear();
-        self.clear_lists();
-        self.lead = Some(wi as u16);
-        true
+        self.hold_piece(wi, text, false)
     }
 
     /// [`Parser::after_hold_takes`] for a state whose delimiters the
@@ -936,7 +940,9 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     /// declined, or a state this does not judge).
     #[inline(never)]
     fn outside_decides(&mut self, wi: usize, text: &str) -> Option<Option<usize>> {
-        if self.current.is_some() || !self.started_may_decide(text) {
+        // (The caller tested that no region is open.)
+        debug_assert!(self.current.is_none());
+        if !self.started_may_decide(text) {
             return None;
         }
         let held = self.scan.literal_hold() == Some(self.pos);
@@ -1019,15 +1025,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             Some(at) => {
                 let cut = self.pos - self.text.base + at;
                 self.text.buf.push_str(text);
-                // The buffer starts at the hold from now on: the byte
-                // before it is the one before the hold (lookbehinds read it).
-                if cut > 0 {
-                    self.text.before = Some(self.text.buf.as_bytes()[cut - 1]);
-                }
-                self.text.buf.drain(..cut);
-                self.text.base = start + at;
-                self.pos = start + at;
-                self.scan.hold_literal(start + at, end - start);
+                self.hold_at(cut, start + at, end - start);
             }
         }
         self.events(Hay {

@@ -1837,6 +1837,7 @@ pub fn decide_starts(
             last = k;
             match run(k, s) {
                 // A match here cannot be chosen before this thread settles.
+                // (`s < len`: every start is a byte of the text.)
                 Run::Pending if resumed != Some(s) && len - s < 2 => {
                     return Some(LiteralHit::Partial(s));
                 }
