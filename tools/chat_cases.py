@@ -15,7 +15,8 @@ results; tools/reference/render.py --expect adds them.
         (DIR/chat-templates/*.jinja and DIR/llamacpp/templates/*.jinja, or
         DIR/*.jinja when it has neither), deduplicated by content, the first
         name in sorted order kept. Never commit this output: the templates
-        are not the repository's. FILE defaults to stdout.
+        are not the repository's. FILE defaults to stdout; inside the
+        repository only a path under target/ is accepted.
 
     python3 tools/chat_cases.py check FILE
 
@@ -213,7 +214,13 @@ def main():
     else:
         cases = repo_cases()
     if args.out and args.out != "-":
-        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+        out = os.path.abspath(args.out)
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        inside = os.path.commonpath([out, root]) == root
+        if args.shared and inside and os.path.commonpath([out, os.path.join(root, "target")]) != os.path.join(
+                root, "target"):
+            sys.exit(f"chat_cases.py: {args.out} is in the repository: shared templates go outside it (or under target/)")
+        os.makedirs(os.path.dirname(out), exist_ok=True)
     write(cases, args.out)
 
 

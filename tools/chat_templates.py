@@ -629,16 +629,18 @@ class Builder:
                     b.tag("else")
                     b.out("content | string")
         if s.tool_defs == "typescript":
-            b.comment("JSON schema to a TypeScript-like type (recursive).")
-            with b.block("macro ts_type(schema)"):
-                with b.block("if schema.enum is defined"):
+            b.comment("JSON schema to a TypeScript-like type (recursive, cut off below depth 4).")
+            with b.block("macro ts_type(schema, depth=0)"):
+                with b.block("if depth > 4"):
+                    b.text("unknown")
+                    b.tag("elif schema.enum is defined")
                     b.out("schema.enum | map('tojson') | join(' | ')")
                     b.tag("elif schema.type is not defined")
                     b.text("any")
                     b.tag("elif schema.type is not string")
                     b.out("schema.type | join(' | ')")
                     b.tag("elif schema.type == 'array'")
-                    b.out("ts_type(schema['items']) if schema['items'] is defined else 'any'")
+                    b.out("ts_type(schema['items'], depth + 1) if schema['items'] is defined else 'any'")
                     b.text("[]")
                     b.tag("elif schema.type == 'object'")
                     with b.block("if schema.properties"):
@@ -648,7 +650,7 @@ class Builder:
                             with b.block("if name not in schema.required | default([])"):
                                 b.text("?")
                             b.text(": ")
-                            b.out("ts_type(prop)")
+                            b.out("ts_type(prop, depth=depth + 1)")
                             with b.block("if not loop.last"):
                                 b.text(", ")
                         b.text("}")
@@ -659,9 +661,8 @@ class Builder:
                     b.tag("else")
                     b.out("schema.type")
         if "call_block" in s.extras:
-            with b.block("macro section(title)"):
-                b.text("## ")
-                b.out("title")
+            with b.block("macro section(title, level=2)"):
+                b.out("'#' * level ~ ' ' ~ title")
                 b.text("\n")
                 b.out("caller() | trim")
         if s.generation == "macro":
@@ -798,7 +799,7 @@ class Builder:
                 b.text("\">\n")
                 b.out("doc.title | default('Untitled')")
                 b.text("\n")
-                b.out("doc.text | trim")
+                b.out("doc.text | trim | safe")
                 b.text("\n</document>")
             b.text("\n</documents>")
         elif s.docs == "json":
@@ -826,7 +827,7 @@ class Builder:
                 b.text("\n")
         elif "call_block" in s.extras:
             with b.block("if system_message"):
-                with b.block("call section('Instructions')"):
+                with b.block("call section('Instructions', level=3)"):
                     b.out("system_message")
         else:
             b.out("system_message")
@@ -866,14 +867,20 @@ class Builder:
             part("tools or documents", lambda: b.out(
                 "'{} tool(s), {} document(s)'.format(tools | length if tools else 0, "
                 "documents | length if documents else 0)"))
+            part("tools", lambda: (b.text("Besides the clock: "), b.out(
+                "tools | map(attribute='function') | map(attribute='name') | reject('equalto', 'get_time') "
+                "| sort | join(', ')")))
         if "roles_list" in s.extras:
-            part("messages", lambda: (b.text("Roles: "), b.out("messages | map(attribute='role') | unique | list")))
+            part("messages", lambda: (b.text("Roles: "), b.out("messages | map(attribute='role') | map('lower') | unique | list")))
         if "numbers" in s.extras:
             part(None, lambda: (
                 b.text("Budget: "), b.out("(max_tokens | default(1024)) // 4"),
                 b.text(" tokens; "), b.out("messages | length"), b.text(" messages = "),
                 b.out("(messages | length) / 2"), b.text(" exchanges; top_p "), b.out("1 - 0.05"),
-                b.text("; scale "), b.out("2 ** 3 * 1.5"), b.text("; "), b.out("(10 / 3) | round(2)")))
+                b.text("; scale "), b.out("2 ** 3 * 1.5"), b.text("; "), b.out("(10 / 3) | round(2)"),
+                b.text("; "), b.out("(temperature | default(0.7) * 100) | int"), b.text("%; "),
+                b.out("-7 % 3"), b.text(" "), b.out("(-7) // 2"), b.text(" "), b.out("0.1 + 0.2"), b.text(" "),
+                b.out("(2 ** 64) | string | length")))
 
     def system_turn(self):
         b, s, m = self.b, self.s, self.m
@@ -1016,7 +1023,11 @@ class Builder:
                     b.out("fn.name")
                     b.text("(")
                     with b.block("for key, value in fn.arguments | items"):
-                        b.out("key ~ '=' ~ (value | tojson if value is string else value)")
+                        if s.markers % 2:
+                            b.out("key ~ '=' ~ (value | tojson if value is string else value)")  # Python's repr
+                        else:
+                            b.out("key ~ '=' ~ (value | tojson if value is string or value is none "
+                                  "else (value | string | lower if value is boolean else value))")
                         with b.block("if not loop.last"):
                             b.text(", ")
                     b.text(")")
@@ -1100,7 +1111,7 @@ class Builder:
                          "and loop.previtem.role == message.role"):
                 b.raise_("'User and assistant turns must take turns, one each.'")
         elif s.validation == "strict":
-            with b.block("if message.role not in ['system', 'user', 'assistant', 'tool']"):
+            with b.block("if message.role | lower not in ['system', 'user', 'assistant', 'tool']"):
                 b.raise_("'Unexpected message role: ' ~ message.role")
             with b.block("if message.role == 'tool' and (loop.first or loop.previtem.role not in "
                          "['assistant', 'tool'])"):
@@ -1169,8 +1180,7 @@ class Builder:
 
     def build(self):
         b, s = self.b, self.s
-        b.comment(f"retort test template: {self.m.name}, {s.system}, {s.tool_defs}/{s.tool_calls}/{s.tool_results}, "
-                  f"{s.reasoning}, {s.content}")
+        b.comment(f"retort test template ({self.m.name}, {s.reasoning})")
         self.macros()
         self.defaults()
         if self.m.bos:
@@ -1226,7 +1236,7 @@ def spec_for(i: int) -> Spec:
         date_format=pick(DATE_FORMATS, 5),
         quote="'" if i % 5 else '"',
         json_indent=2 if i % 2 else 4,
-        indent="  " if i % 3 == 1 or i % 4 == 0 else "    ",
+        indent="    " if i % 4 == 3 else "  ",
     )
 
 

@@ -214,6 +214,8 @@ def main():
         signal.signal(signal.SIGALRM, on_alarm)
     out = sys.stdout
     timeouts = 0
+    # strftime_now reads the module's global `datetime` at each call: swap
+    # it for the fixed clock for the run, and put it back at the end.
     real_datetime = chat_template_utils.datetime
     chat_template_utils.datetime = FixedDatetime
     try:
