@@ -57,7 +57,9 @@ seconds, default 10). A case still running when it rings gets the result
 run goes on with the next case (tools/compare_render.py counts a case whose
 expected result is a Timeout as skipped: the reference gave none). The alarm raises an exception derived from
 BaseException, which neither Jinja's generate() (it catches Exception) nor
-the template can catch. Memory is not bounded.
+the template can catch. The process's address space is capped too (RLIMIT_AS, --memory MB, default
+4096; 0 for none), so that a template building a huge string (`'x' *
+10**10`) gets a MemoryError instead of the machine's memory.
 
 The call depth is fixed on purpose: main -> run_case ->
 render_jinja_template. A template whose macros recurse without end hits
@@ -71,6 +73,7 @@ import argparse
 import datetime as _datetime
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -208,7 +211,15 @@ def main():
     ap.add_argument("--expect", action="store_true", help="print the cases with the reference's expected results")
     ap.add_argument("--timeout", type=float, default=10.0,
                     help="seconds per case before its result is a Timeout error (0: none; default 10)")
+    ap.add_argument("--memory", type=int, default=4096,
+                    help="address-space cap in MiB for the whole run (0: none; default 4096)")
     args = ap.parse_args()
+    if args.memory > 0:
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        cap = args.memory * 1024 * 1024
+        if hard != resource.RLIM_INFINITY:
+            cap = min(cap, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
     timed = args.timeout > 0 and hasattr(signal, "setitimer")
     if timed:
         signal.signal(signal.SIGALRM, on_alarm)

@@ -197,6 +197,8 @@ class Render(unittest.TestCase):
             chat_case("defaults", "{{ messages | length }} {{ tools }} {{ documents }} {{ add_generation_prompt }}"),
             chat_case("aliases", "{{ messages[0].reasoning_content }}",
                       [{"role": "assistant", "content": "", "thinking": "t"}]),
+            # Ten gigabytes: refused by the address-space cap, never allocated.
+            chat_case("memory", "{{ ('x' * 10**10) | length }}"),
         ]
         cls.results, cls.stderr = render(cls.cases, "--timeout", "1")
         cls.by_id = {r["id"]: r for r in cls.results}
@@ -219,6 +221,9 @@ class Render(unittest.TestCase):
         self.assertEqual(self.by_id["syntax"]["error"]["type"], "TemplateSyntaxError")
         self.assertEqual(self.by_id["recursion"]["error"]["type"], "RecursionError")
 
+    def test_a_huge_string_is_a_memory_error(self):
+        self.assertEqual(self.by_id["memory"]["error"]["type"], "MemoryError")
+
     def test_a_hanging_case_times_out_and_the_run_goes_on(self):
         self.assertEqual(self.by_id["loop"], {"id": "loop", **error("Timeout", "no result after 1 s")})
         self.assertIn("loop: no result after 1 s", self.stderr)
@@ -239,6 +244,7 @@ class Render(unittest.TestCase):
             self.assertEqual({k: x for k, x in v.items() if k not in ("expected", "error_match")}, case)
             self.assertEqual(v["expected"], {k: x for k, x in self.by_id[case["id"]].items() if k != "id"})
         self.assertEqual(by_id["recursion"]["error_match"], "type")
+        self.assertEqual(by_id["memory"]["error_match"], "type")
         self.assertNotIn("error_match", by_id["raise"])
 
     def test_its_own_results_pass_the_comparison(self):
