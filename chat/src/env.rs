@@ -1,0 +1,83 @@
+//! The minijinja environment, configured as transformers configures jinja2
+//! (`_cached_compile_jinja_template`): `trim_blocks`, `lstrip_blocks`, loop
+//! controls, no autoescape, the default (lenient) undefined, jinja2's
+//! filters, tests and globals only, plus transformers' `tojson`,
+//! `raise_exception`, `strftime_now`, `dict` and `namespace`. Sandboxed by
+//! construction: no loader (no file access), no attribute access beyond the
+//! data, values printed and called as Python would.
+
+use minijinja::value::{Rest, Value, ValueOrKwargs};
+use minijinja::{AutoEscape, Environment, Error, Output, State, UndefinedBehavior};
+
+use crate::error::{PyExc, py_err};
+use crate::limits::Limits;
+use crate::repr;
+use crate::rewrite::{GENERATION_FILTER, ITER_FILTER, NS_GUARD_FILTER};
+
+/// Builds the environment for templates rendered under `limits`.
+pub(crate) fn environment(limits: &Limits) -> Environment<'static> {
+    let mut env = Environment::empty();
+    env.set_syntax(
+        minijinja::syntax::SyntaxConfig::builder()
+            .trim_blocks(true)
+            .lstrip_blocks(true)
+            .build()
+            .unwrap_or_default(),
+    );
+    env.set_undefined_behavior(UndefinedBehavior::Lenient);
+    env.set_auto_escape_callback(|_| AutoEscape::None);
+    // Debug mode makes minijinja remember where undefined values came from,
+    // which is what jinja2's messages name (`'bos_token' is undefined`).
+    env.set_debug(true);
+    env.set_fuel(limits.fuel);
+    env.set_recursion_limit(limits.recursion);
+    env.set_formatter(format);
+    env.set_unknown_method_callback(crate::methods::unknown_method);
+    crate::filters::register(&mut env);
+    crate::tests::register(&mut env);
+    crate::globals::register(&mut env);
+    env.add_filter(GENERATION_FILTER, |state: &State, body: Value| {
+        crate::limits::generation(state, body)
+    });
+    env.add_filter(ITER_FILTER, |value: Value| -> Result<Value, Error> {
+        use minijinja::value::ValueKind;
+        let iterable = match value.kind() {
+            ValueKind::None | ValueKind::Bool | ValueKind::Number => false,
+            ValueKind::Plain => value
+                .downcast_object_ref::<crate::value::Unsafe>()
+                .is_some(),
+            ValueKind::Map => !repr::is_namespace(&value),
+            _ => true,
+        };
+        if iterable {
+            Ok(value)
+        } else {
+            Err(crate::error::type_err(format!(
+                "'{}' object is not iterable",
+                repr::type_name(&value)
+            )))
+        }
+    });
+    env.add_filter(NS_GUARD_FILTER, |args: Rest<ValueOrKwargs>| {
+        let args = args.into_values();
+        let name = args.get(1).and_then(|v| v.as_str()).unwrap_or("_");
+        crate::globals::check_namespace_name(name)?;
+        Ok::<Value, Error>(args.first().cloned().unwrap_or_default())
+    });
+    env
+}
+
+/// `{{ value }}`: Python's `str(value)`.
+fn format(out: &mut Output, _state: &mut State, value: &Value) -> Result<(), Error> {
+    if let Some(s) = value.as_str() {
+        return out.write_str(s).map_err(Error::from);
+    }
+    let mut text = String::new();
+    repr::write_str(value, &mut text).map_err(|_| {
+        py_err(
+            PyExc::RecursionError,
+            "maximum recursion depth exceeded while getting the repr of an object",
+        )
+    })?;
+    out.write_str(&text).map_err(Error::from)
+}
