@@ -365,6 +365,9 @@ impl<'t> Run<'t> {
                 m.error.lines().next().unwrap_or_default()
             );
         }
+        // A field written twice keeps its last value (the reference's
+        // semantics): say so, so that the earlier text is not lost unseen.
+        warn_replaced(p.replaced());
         if self.stream {
             self.write("{\"type\": \"message\", \"message\": ")?;
             self.write_map(&message)?;
@@ -589,5 +592,18 @@ fn openai_chunks(
         write(stream.feed_chunks(piece).map_err(fail)?)
     })?;
     let (last, _) = stream.finalize_chunks(false).map_err(fail)?;
-    write(last)
+    write(last)?;
+    warn_replaced(stream.replaced());
+    Ok(())
+}
+
+/// Tells stderr of each value the template's semantics replaced.
+fn warn_replaced(replaced: &[retort::Replaced]) {
+    for r in replaced {
+        eprintln!(
+            "retort: warning: `{}` was written again at byte {}: the message keeps the last value \
+             (the reference's semantics; an earlier one was dropped)",
+            r.field, r.offset
+        );
+    }
 }

@@ -399,16 +399,20 @@ impl Builder {
 
                 /// A parser of this template's output.
                 pub fn parser(self, prefix: &str) -> ::core::result::Result<#any_parser, #kr::ParseError> {
-                    ::core::result::Result::Ok(match self {
-                        #(#model::#variants => #any_parser::#variants(#mods::Parser::new(prefix)?),)*
-                    })
+                    // One function per template, called through a table: a
+                    // `match` that built every template's parser in place
+                    // would give this function a stack slot per template
+                    // in debug builds (hundreds of KB for a large set).
+                    type New = fn(&str) -> ::core::result::Result<#any_parser, #kr::ParseError>;
+                    const NEW: &[New] = &[#(|prefix| #mods::Parser::new(prefix).map(#any_parser::#variants),)*];
+                    NEW[self as usize](prefix)
                 }
 
                 /// A parser that also casts tool-call arguments by `tools`.
                 pub fn parser_with_tools(self, prefix: &str, tools: &#kr::Value) -> ::core::result::Result<#any_parser, #kr::ParseError> {
-                    ::core::result::Result::Ok(match self {
-                        #(#model::#variants => #any_parser::#variants(#mods::Parser::with_tools(prefix, tools)?),)*
-                    })
+                    type New = fn(&str, &#kr::Value) -> ::core::result::Result<#any_parser, #kr::ParseError>;
+                    const NEW: &[New] = &[#(|prefix, tools| #mods::Parser::with_tools(prefix, tools).map(#any_parser::#variants),)*];
+                    NEW[self as usize](prefix, tools)
                 }
             }
 

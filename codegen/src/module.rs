@@ -561,6 +561,12 @@ pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream
                     self.inner.malformed()
                 }
 
+                /// The values the template's semantics replaced (a field
+                /// that does not repeat, written again), in order.
+                pub fn replaced(&self) -> &[#kr::Replaced] {
+                    self.inner.replaced()
+                }
+
                 /// The events the prompt produced, to replay first.
                 pub fn initial_events(&self) -> &[#kr::OwnedEvent] {
                     self.inner.initial_events()

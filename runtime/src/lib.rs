@@ -109,8 +109,8 @@
 // through the hidden, versioned `__private` module.
 pub use retort_engine::{
     AssistantMessage, Event, Events, EventsIter, FieldId, FieldValues, Int, Limits, Malformed, Map,
-    OpenRegion, OwnedEvent, Param, ParseError, ParseErrorKind, Parser, ParserOptions, Template,
-    TemplateError, ToolCall, Typed, TypedEvents, TypedEventsIter, UnknownTemplate, Value,
+    OpenRegion, OwnedEvent, Param, ParseError, ParseErrorKind, Parser, ParserOptions, Replaced,
+    Template, TemplateError, ToolCall, Typed, TypedEvents, TypedEventsIter, UnknownTemplate, Value,
     WorkBudget,
 };
 pub use retort_engine::{content, event, py, template, typed, value};

@@ -49,6 +49,8 @@ pub(super) struct Log {
     /// Lenient mode: the regions that gave no value so far, in order
     /// (`RawEvent::Malformed` indexes it).
     pub(super) malformed: Vec<Malformed>,
+    /// The values replaced so far, in order (see [`Replaced`]).
+    pub(super) replaced: Vec<Replaced>,
 }
 
 /// The message being built and the values this call's close events point

@@ -254,6 +254,9 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         let field = &t.fields[f as usize];
         let k = f as usize;
         let n = t.fields.len();
+        // A field that neither repeats nor joins, closing with a value
+        // already in the message: this region's value replaces it.
+        let replaces = !field.repeats && field.join.is_none() && self.kept.output.contains(k);
         let mut streamed = streamed;
         // A region the machine builds in its own types (a compiled
         // template's tool call): its value goes there, without the
@@ -321,6 +324,9 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                         field: f,
                         value: slot,
                     });
+                    if replaces {
+                        self.note_replaced(f);
+                    }
                     self.reset_to_implicit();
                     return Ok(());
                 }
@@ -471,8 +477,21 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             field: f,
             value: slot,
         });
+        if replaces {
+            self.note_replaced(f);
+        }
         self.reset_to_implicit();
         Ok(())
+    }
+
+    /// Records that the region of field `f` now closing replaced the
+    /// field's earlier value (out of line: rare, and off the close's path).
+    #[cold]
+    fn note_replaced(&mut self, f: u16) {
+        self.log.replaced.push(Replaced {
+            field: self.t.fields[f as usize].name.clone(),
+            offset: self.body_start,
+        });
     }
 
     pub(super) fn open_explicit(&mut self, f: u16, captures: Vec<(String, String)>, at: usize) {

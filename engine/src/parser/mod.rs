@@ -51,7 +51,7 @@ pub use events::{Events, EventsIter, Param, TypedEvents, TypedEventsIter};
 use events::{Kept, Log, RawEvent, ValueSlot};
 pub use fields::FieldValues;
 pub use open_region::OpenRegion;
-pub use options::{Limits, Malformed, ParserOptions};
+pub use options::{Limits, Malformed, ParserOptions, Replaced};
 use prefix::{after_last_literal, truncate_past_last_anchor};
 
 /// The text the parser holds: a window of the parser's text, addressed by
@@ -1145,6 +1145,16 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     /// where their text is kept.
     pub fn malformed(&self) -> &[Malformed] {
         &self.log.malformed
+    }
+
+    /// The values replaced so far, in order: each time a field that does
+    /// not repeat received another region, whose value took the earlier
+    /// one's place (the reference's semantics, which the message keeps). A
+    /// model that writes two reasoning blocks, text after a tool call where
+    /// content is the implicit field, or text past its end-of-turn marker
+    /// with a template that does not take it, shows up here.
+    pub fn replaced(&self) -> &[Replaced] {
+        &self.log.replaced
     }
 
     /// (Lenient mode) whether a delimiter pattern exceeded the work budget,

@@ -112,3 +112,19 @@ pub struct Malformed {
     /// The error strict mode would have raised.
     pub error: String,
 }
+
+/// A value the template's semantics replaced: a field that does not repeat
+/// (no `repeats`, no `join`) received a second region, whose value took
+/// the first one's place, as the reference's dict assignment does. The
+/// message keeps the last value (the reference's result); this report says
+/// that an earlier one was dropped, and where the region that replaced it
+/// began, so that nothing is lost without a word.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Replaced {
+    /// The field.
+    pub field: String,
+    /// Byte offset, in the parser's text (the truncated prompt followed by
+    /// the generation), of the replacing region's text (its open delimiter's
+    /// end; for the implicit field, its first byte).
+    pub offset: usize,
+}
