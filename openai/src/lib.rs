@@ -61,7 +61,7 @@ mod shape;
 mod stream;
 pub mod types;
 
-pub use stream::{Delta, DeltaSink, Deltas, arguments_text};
+pub use stream::{Delta, DeltaSink, Deltas, REGION_BREAK, arguments_text};
 pub use types::*;
 
 use retort_engine::typed::AssistantMessage;
@@ -83,12 +83,17 @@ pub enum Reasoning {
 /// When content and reasoning go out.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TextMode {
-    /// As the model writes them (what chat servers do). The reference keeps
-    /// only the last region of a field that is not `repeats`: a model that
-    /// writes a field twice (two `<think>` blocks, text after a tool call
-    /// where content is the implicit field, two regions of a tool-call field
-    /// that does not `repeat`) ends in [`Error::Diverged`] if the last region
-    /// does not extend what was sent.
+    /// As the model writes them (what chat servers do). Fragments are
+    /// never taken back, so where the reference keeps only the last region
+    /// of a field that neither repeats nor joins (a model that writes two
+    /// `<think>` blocks, text after a tool call where content is the
+    /// implicit field, text past the end-of-turn marker, two regions of a
+    /// tool-call field that does not repeat), every region is sent, in
+    /// order: text regions separated by [`REGION_BREAK`], each region's
+    /// calls. The layer's message ([`ChunkStream::message`]) is what was
+    /// sent, so a client's accumulated message equals it for every
+    /// chunking; it differs from the reference's message exactly where the
+    /// parser reports a replaced value (`Parser::replaced`).
     #[default]
     Stream,
     /// Once certain: the whole field when the message is complete. Tool
@@ -597,6 +602,21 @@ impl<'t, M: Machine<'t>> ChunkStream<'t, M> {
         Ok((reason, message))
     }
 
+    /// The layer's message: what the stream sent, accumulated (complete
+    /// after `finalize`). This is what a `stream: false` answer carries, so
+    /// that streamed and non-streaming answers agree; see
+    /// [`TextMode::Stream`] for where it differs from the reference's
+    /// message, and [`message`] for that one in OpenAI's shape.
+    pub fn message(&self) -> ChatCompletionMessage {
+        self.deltas.message()
+    }
+
+    /// The values the template's semantics replaced (see
+    /// [`retort_engine::Parser::replaced`]).
+    pub fn replaced(&self) -> &[retort_engine::Replaced] {
+        self.parser.replaced()
+    }
+
     /// The last deltas, the finish reason and the message.
     pub fn finalize_deltas(&mut self, cut: bool) -> Result<(Vec<Delta>, FinishReason, Map), Error> {
         let mut out = Vec::new();
@@ -657,8 +677,9 @@ fn deliver<S: DeltaSink>(
     Ok(())
 }
 
-/// The non-streaming message for a parsed message: what a `stream: false`
-/// answer carries. Ids the model did not write (or wrote empty) are made
+/// The reference's message in OpenAI's shape. Where no value was replaced
+/// it is the layer's message ([`ChunkStream::message`], what a stream
+/// accumulates to and what a `stream: false` answer should carry). Ids the model did not write (or wrote empty) are made
 /// with `options.ids` (numbered from 0, as a stream numbers them).
 pub fn message(message: &dyn AssistantMessage, options: &Options) -> ChatCompletionMessage {
     let calls: Vec<ChatCompletionToolCall> = message

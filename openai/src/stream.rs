@@ -263,9 +263,16 @@ struct TextState {
     started: bool,
     /// Spaces that are sent only if more text follows (with `strip`).
     held: String,
-    /// Everything sent so far.
-    sent: String,
+    /// A region of a field that neither repeats nor joins began after text
+    /// was sent: [`REGION_BREAK`] goes out before its first text, if any
+    /// (see [`crate::TextMode::Stream`]).
+    pending_break: bool,
 }
+
+/// What separates two regions of a text field that neither repeats nor
+/// joins, in the layer's message (the reference keeps only the last): a
+/// paragraph break, as the regions were separate passages of the output.
+pub const REGION_BREAK: &str = "\n\n";
 
 impl TextState {
     fn new(shape: TextShape) -> TextState {
@@ -274,23 +281,43 @@ impl TextState {
             regions: 0,
             started: false,
             held: String::new(),
-            sent: String::new(),
+            pending_break: false,
         }
     }
 
-    fn open(&mut self, out: &mut String) {
-        if self.regions > 0
-            && let Some(sep) = &self.shape.join
-        {
-            out.push_str(sep);
+    /// A region opens; `said` is whether any of the field's text was sent.
+    fn open(&mut self, said: bool, out: &mut String) {
+        if self.regions > 0 {
+            match &self.shape.join {
+                Some(sep) => out.push_str(sep),
+                None => self.pending_break = said,
+            }
         }
         self.regions += 1;
         self.started = false;
         self.held.clear();
     }
 
+    /// Whether a later region replaced an earlier one in the reference's
+    /// message (the field neither repeats nor joins).
+    fn replaced(&self) -> bool {
+        self.regions > 1 && self.shape.join.is_none()
+    }
+
+    /// The break before a replacing region's first text, once.
+    #[inline]
+    fn region_break(&mut self, out: &mut String) {
+        if self.pending_break {
+            self.pending_break = false;
+            out.push_str(REGION_BREAK);
+        }
+    }
+
     fn chunk(&mut self, text: &str, out: &mut String) {
         if !self.shape.strip {
+            if !text.is_empty() {
+                self.region_break(out);
+            }
             out.push_str(text);
             return;
         }
@@ -309,6 +336,7 @@ impl TextState {
             self.held.push_str(rest);
             return;
         }
+        self.region_break(out);
         out.push_str(&self.held);
         self.held.clear();
         out.push_str(body);
@@ -401,10 +429,16 @@ pub struct Deltas {
     spare_calls: Vec<usize>,
     /// Scratch for a call's final arguments text.
     want: String,
-    /// Emptied arguments buffers of closed calls, for the next calls.
-    spare_args: Vec<String>,
     /// Scratch for a fragment of content or reasoning.
     text: String,
+    /// Everything sent of the reasoning and of the content: the layer's
+    /// message ([`Deltas::message`]).
+    said_reasoning: String,
+    said_content: String,
+    /// The calls sent and complete, in order: id, name, arguments text.
+    done: Vec<(String, String, String)>,
+    /// Regions of the tool-call field closed so far.
+    call_regions: usize,
 }
 
 /// Whether `tools=` coercion may turn a string argument with this schema
@@ -493,8 +527,11 @@ impl Deltas {
             pieces: Vec::new(),
             spare_calls: Vec::new(),
             want: String::new(),
-            spare_args: Vec::new(),
             text: String::new(),
+            said_reasoning: String::new(),
+            said_content: String::new(),
+            done: Vec::new(),
+            call_regions: 0,
         })
     }
 
@@ -529,13 +566,10 @@ impl Deltas {
         if text.is_empty() {
             return;
         }
-        let state = if reasoning {
-            self.reasoning.as_mut()
+        if reasoning {
+            self.said_reasoning.push_str(text);
         } else {
-            self.content.as_mut()
-        };
-        if let Some(s) = state {
-            s.sent.push_str(text);
+            self.said_content.push_str(text);
         }
         if reasoning {
             out.reasoning(text);
@@ -617,7 +651,12 @@ impl Deltas {
         // (a region that ends without a value) leave the text as sent, and
         // `finish` checks it against the message.
         if let Event::RegionOpen { .. } = event {
-            state.open(&mut text);
+            let said = if reasoning {
+                !self.said_reasoning.is_empty()
+            } else {
+                !self.said_content.is_empty()
+            };
+            state.open(said, &mut text);
         } else if let Event::RegionChunk {
             text: t,
             dirty: false,
@@ -639,11 +678,7 @@ impl Deltas {
     }
 
     fn new_call(&mut self) -> usize {
-        // A closed call's arguments buffer, grown already, is reused.
-        self.calls.push(Call {
-            args: self.spare_args.pop().unwrap_or_default(),
-            ..Call::default()
-        });
+        self.calls.push(Call { ..Call::default() });
         let i = self.calls.len() - 1;
         if let Some(r) = self.region.as_mut() {
             r.calls.push(i);
@@ -772,6 +807,7 @@ impl Deltas {
             self.apply(&mut pieces, out);
             self.pieces = pieces;
             let region = self.region.take();
+            self.call_regions += 1;
             let mine = region.map(|r| r.calls).unwrap_or_default();
             let done = self.reconcile(&mine, &finals, out);
             self.spare_calls = mine;
@@ -1160,14 +1196,49 @@ impl Deltas {
         c.closed = true;
         out.call_done(index);
         self.want = want;
-        // Nothing reads a closed call's text again: its buffer serves the
-        // next call.
-        let mut args = std::mem::take(&mut self.calls[i].args);
-        if self.spare_args.len() < 16 {
-            args.clear();
-            self.spare_args.push(args);
-        }
+        // Nothing reads a closed call's text again: it moves into the
+        // layer's message.
+        let c = &mut self.calls[i];
+        let args = std::mem::take(&mut c.args);
+        self.done.push((
+            c.id.clone().unwrap_or_default(),
+            c.name.clone().unwrap_or_default(),
+            args,
+        ));
         Ok(())
+    }
+
+    /// The layer's message so far (complete after [`Deltas::finish`]):
+    /// what the deltas sent, accumulated. It equals the reference's
+    /// message except where the template's semantics replaced a value (a
+    /// field that does not repeat, written again): there the reference
+    /// keeps the last region, and this message has every region, in order
+    /// — text regions separated by [`REGION_BREAK`], every call that was
+    /// sent. Ids the model did not write are the ones the stream made.
+    pub fn message(&self) -> crate::ChatCompletionMessage {
+        let text = |s: &str| (!s.is_empty()).then(|| s.to_owned());
+        let reasoning = text(&self.said_reasoning);
+        let calls: Vec<crate::ChatCompletionToolCall> = self
+            .done
+            .iter()
+            .map(|(id, name, args)| crate::ChatCompletionToolCall {
+                id: id.clone(),
+                kind: "function".into(),
+                function: crate::FunctionCall {
+                    name: name.clone(),
+                    arguments: args.clone(),
+                },
+            })
+            .collect();
+        crate::ChatCompletionMessage {
+            role: "assistant".into(),
+            content: text(&self.said_content),
+            reasoning_content: reasoning
+                .clone()
+                .filter(|_| self.options.reasoning == crate::Reasoning::ReasoningContent),
+            reasoning: reasoning.filter(|_| self.options.reasoning == crate::Reasoning::Reasoning),
+            tool_calls: (!calls.is_empty()).then_some(calls),
+        }
     }
 
     /// Whether the parser should report `xml-inline` parameters as they are
@@ -1256,8 +1327,23 @@ impl Deltas {
             } else {
                 message.content()
             };
-            let sent = state.map_or("", |s| s.sent.as_str());
+            let sent = if reasoning {
+                self.said_reasoning.as_str()
+            } else {
+                self.said_content.as_str()
+            };
             let fin = fin.unwrap_or("");
+            if state.is_some_and(TextState::replaced) {
+                // The reference kept the last region; the layer's message
+                // is every region, in order. The last one streamed whole.
+                if !sent.ends_with(fin) {
+                    return Err(Error::Diverged(format!(
+                        "{} sent as {sent:?} does not end with the last region's {fin:?}",
+                        if reasoning { "reasoning" } else { "content" }
+                    )));
+                }
+                continue;
+            }
             let Some(rest) = fin.strip_prefix(sent) else {
                 return Err(Error::Diverged(format!(
                     "{} sent as {sent:?} is not the start of {fin:?}",
@@ -1282,6 +1368,13 @@ impl Deltas {
             .iter()
             .filter(|c| c.closed && c.index.is_some())
             .count();
+        let repeats = self.shape.calls.as_ref().is_none_or(|c| c.repeats);
+        if seen >= finals.len() && self.call_regions > 1 && !repeats {
+            // A later region replaced earlier calls in the reference's
+            // message; each region's calls were sent and checked as it
+            // closed, and the layer's message has them all.
+            return Ok(());
+        }
         if seen > finals.len() {
             return Err(Error::Diverged(format!(
                 "{seen} tool calls were streamed, the message has {}",

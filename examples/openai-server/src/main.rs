@@ -173,7 +173,7 @@ fn whole(app: &App, options: Options) -> Response {
     let done = stream
         .feed(&app.generation)
         .and_then(|_| stream.finalize(false));
-    let (chunks, message) = match done {
+    let (chunks, _parsed) = match done {
         Ok(d) => d,
         Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
     };
@@ -181,7 +181,9 @@ fn whole(app: &App, options: Options) -> Response {
         .last()
         .and_then(|c| c.choices[0].finish_reason)
         .map(|r| serde_json::to_value(r).unwrap_or(Json::Null));
-    let message = retort::openai::message(&message, &options);
+    // The layer's message: what the same stream would accumulate to, so
+    // that `stream: true` and `stream: false` answers agree.
+    let message = stream.message();
     axum::Json(json!({
         "id": options.completion_id,
         "object": "chat.completion",

@@ -38,12 +38,12 @@ fn pieces_of(text: &str, n: usize) -> Vec<String> {
     chars.chunks(n).map(|c| c.iter().collect()).collect()
 }
 
-fn run(
-    template: &Template,
+fn run<'t>(
+    template: &'t Template,
     case: &serde_json::Value,
     pieces: &[String],
     options: &Options,
-) -> Result<Vec<serde_json::Value>, String> {
+) -> Result<(Vec<serde_json::Value>, ChunkStream<'t>), String> {
     let prefix = case["prefix"].as_str().unwrap_or("");
     let mut stream =
         ChunkStream::new(template, prefix, options.clone()).map_err(|e| e.to_string())?;
@@ -57,7 +57,7 @@ fn run(
     for c in last {
         out.push(serde_json::to_value(c).map_err(|e| e.to_string())?);
     }
-    Ok(out)
+    Ok((out, stream))
 }
 
 fn one(line: &str, dirs: &[PathBuf]) -> serde_json::Value {
@@ -121,14 +121,27 @@ fn one(line: &str, dirs: &[PathBuf]) -> serde_json::Value {
         }
     }
     let mut runs = Vec::new();
+    // Per mode, the layer's message for the whole text (what a `stream:
+    // false` answer carries), and which values the plain parser replaced.
+    let mut layer = serde_json::Map::new();
+    let mut replaced = Vec::new();
     for (mode, text_mode) in [("stream", TextMode::Stream), ("exact", TextMode::Exact)] {
         let options = Options {
             text: text_mode,
             ..options.clone()
         };
+        match run(&template, &case, &[text.to_owned()], &options) {
+            Ok((_, stream)) => {
+                layer.insert(mode.into(), serde_json::json!(stream.message()));
+                replaced = stream.replaced().iter().map(|r| r.field.clone()).collect();
+            }
+            Err(e) => {
+                layer.insert(mode.into(), serde_json::json!({"error": e}));
+            }
+        }
         for pieces in &chunkings {
             match run(&template, &case, pieces, &options) {
-                Ok(chunks) => runs.push(
+                Ok((chunks, _)) => runs.push(
                     serde_json::json!({"mode": mode, "pieces": pieces.len(), "chunks": chunks}),
                 ),
                 Err(e) => {
@@ -137,7 +150,7 @@ fn one(line: &str, dirs: &[PathBuf]) -> serde_json::Value {
             }
         }
     }
-    serde_json::json!({"id": id, "message": message, "runs": runs})
+    serde_json::json!({"id": id, "message": message, "layer": layer, "replaced": replaced, "runs": runs})
 }
 
 fn main() {
