@@ -325,6 +325,16 @@ def cases_for(model, fmt, rng):
             intent=meant(REASONING, ANSWER))
     if not fmt.get("always_reasons"):
         add("an answer alone", plain, answer(fmt, ANSWER) + eot, intent=meant(content=ANSWER))
+    if eot and not fmt.get("always_reasons"):
+        # What a file saved by an editor, or a decoded stream with a newline
+        # after the end-of-turn token, looks like; and a model that runs on
+        # past its end marker. Neither may replace the answer.
+        add("an answer, the end of turn, a newline", plain, answer(fmt, ANSWER) + eot + "\n", intent=meant(content=ANSWER))
+        add("an answer, the end of turn, and text after it", plain,
+            answer(fmt, ANSWER) + eot + "\nuser\nAnd tomorrow?", intent=meant(content=ANSWER))
+    if eot and fmt.get("always_reasons"):
+        add("reasoning and an answer, the end of turn, a newline", plain,
+            lead + thought(fmt, REASONING) + answer(fmt, ANSWER, True) + eot + "\n", intent=meant(REASONING, ANSWER))
     if "off" in prompts:
         add("thinking turned off by the prompt", prompts["off"], answer(fmt, ANSWER) + eot, intent=meant(content=ANSWER))
     if "open" in prompts and fmt["think"]:
