@@ -49,7 +49,7 @@ pub(crate) fn py_eq(a: &Value, b: &Value) -> bool {
         (ValueKind::None, ValueKind::None) => true,
         (ValueKind::Undefined, ValueKind::Undefined) => true,
         (ValueKind::Map, ValueKind::Map) => {
-            if repr::is_namespace(a) || repr::is_namespace(b) {
+            if !repr::is_dict(a) || !repr::is_dict(b) {
                 return false;
             }
             let (Ok(ak), Ok(bk)) = (a.try_iter(), b.try_iter()) else {
@@ -139,11 +139,15 @@ fn compare_or_record(a: &Value, b: &Value, reverse: bool, error: &mut Option<Err
     if error.is_some() {
         return Ordering::Equal;
     }
-    // Python's sort only asks `b < a`; the message names the types in that order.
-    match py_cmp(b, a) {
+    // Python's sort only asks `x[i] < x[i-1]`; Rust's asks `is_less(later,
+    // earlier)` too, so the message names the types in Python's order.
+    match py_cmp(a, b) {
         Ok(o) => {
-            let o = o.reverse();
-            if reverse { o.reverse() } else { o }
+            if reverse {
+                o.reverse()
+            } else {
+                o
+            }
         }
         Err(e) => {
             *error = Some(e);

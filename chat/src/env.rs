@@ -10,6 +10,7 @@ use minijinja::value::{Rest, Value, ValueOrKwargs};
 use minijinja::{AutoEscape, Environment, Error, Output, State, UndefinedBehavior};
 
 use crate::error::{PyExc, py_err};
+use crate::exprs::{ADD_FILTER, MOD_FILTER, SLICE_FILTER};
 use crate::limits::Limits;
 use crate::repr;
 use crate::rewrite::{GENERATION_FILTER, ITER_FILTER, NS_GUARD_FILTER};
@@ -46,7 +47,7 @@ pub(crate) fn environment(limits: &Limits) -> Environment<'static> {
             ValueKind::Plain => value
                 .downcast_object_ref::<crate::value::Unsafe>()
                 .is_some(),
-            ValueKind::Map => !repr::is_namespace(&value),
+            ValueKind::Map => repr::is_dict(&value),
             _ => true,
         };
         if iterable {
@@ -57,6 +58,17 @@ pub(crate) fn environment(limits: &Limits) -> Environment<'static> {
                 repr::type_name(&value)
             )))
         }
+    });
+    env.add_filter(MOD_FILTER, |lhs: Value, rhs: Value| {
+        crate::ops::python_mod(&lhs, &rhs)
+    });
+    env.add_filter(ADD_FILTER, |lhs: Value, rhs: Value| {
+        crate::ops::python_add(&lhs, &rhs)
+    });
+    env.add_filter(SLICE_FILTER, |args: Rest<ValueOrKwargs>| {
+        let args = args.into_values();
+        let arg = |i: usize| args.get(i).cloned().unwrap_or(Value::from(()));
+        crate::ops::python_slice(&arg(0), &arg(1), &arg(2), &arg(3))
     });
     env.add_filter(NS_GUARD_FILTER, |args: Rest<ValueOrKwargs>| {
         let args = args.into_values();

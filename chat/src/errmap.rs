@@ -116,11 +116,20 @@ fn undefined_message(expr: &str) -> String {
     if is_ident(expr) {
         return format!("'{expr}' is undefined");
     }
+    // The object's type: the last container lookup that missed this key
+    // (this crate's dicts and lists record it), else None (minijinja's own
+    // values: `None[0]`, `none.x`, the commonest in chat templates).
+    let owner = |key: &str| crate::value::last_miss(key);
     if let Some(i) = expr.rfind('.')
         && is_ident(&expr[i + 1..])
         && !expr[i..].contains(']')
     {
-        return format!("'dict object' has no attribute '{}'", &expr[i + 1..]);
+        let name = &expr[i + 1..];
+        return match owner(name) {
+            Some(t) => format!("'{t} object' has no attribute '{name}'"),
+            None if &expr[..i] == "none" => format!("'None' has no attribute '{name}'"),
+            None => format!("'dict object' has no attribute '{name}'"),
+        };
     }
     if let Some(inner) = expr.strip_suffix(']')
         && let Some(i) = inner.rfind('[')
@@ -131,10 +140,16 @@ fn undefined_message(expr: &str) -> String {
             .and_then(|k| k.strip_suffix('"'))
             .or_else(|| key.strip_prefix('\'').and_then(|k| k.strip_suffix('\'')))
         {
-            return format!("'dict object' has no attribute '{name}'");
+            return match owner(name) {
+                Some(t) => format!("'{t} object' has no attribute '{name}'"),
+                None => format!("'dict object' has no attribute '{name}'"),
+            };
         }
         if key.parse::<i64>().is_ok() {
-            return format!("list object has no element {key}");
+            return match owner(key) {
+                Some(t) => format!("{t} object has no element {key}"),
+                None => format!("None has no element {key}"),
+            };
         }
     }
     format!("'{expr}' is undefined")
@@ -217,12 +232,30 @@ fn invalid_operation(detail: &str, has_origin: bool) -> Option<RenderError> {
             "cannot assign attribute on non-namespace object",
         );
     }
-    if detail.starts_with("unable to calculate") {
-        return if detail.contains(" / ") || detail.contains(" // ") || detail.contains(" % ") {
-            other("ZeroDivisionError", "division by zero")
-        } else {
-            other("OverflowError", detail)
-        };
+    if let Some(expr) = detail.strip_prefix("unable to calculate ") {
+        let floaty = |s: &str| s.contains(['.', 'e', 'n', 'i']);
+        for (op, int_msg, float_msg) in [
+            (
+                " // ",
+                "integer division or modulo by zero",
+                "float floor division by zero",
+            ),
+            (" / ", "division by zero", "float division by zero"),
+            (" % ", "integer modulo by zero", "float modulo"),
+        ] {
+            if let Some((a, b)) = expr.split_once(op) {
+                let msg = if floaty(a) || floaty(b) {
+                    float_msg
+                } else {
+                    int_msg
+                };
+                return other("ZeroDivisionError", msg);
+            }
+        }
+        return other("OverflowError", detail);
+    }
+    if detail == "repeated string is too large" || detail == "repeated sequence is too large" {
+        return Some(RenderError::limit(Limit::Output, detail.to_owned()));
     }
     if detail.contains("cannot be sliced") {
         return ty(detail.to_owned());

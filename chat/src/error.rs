@@ -233,9 +233,11 @@ impl std::error::Error for RenderError {}
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ChatErrorKind {
-    /// The template does not compile: jinja2's `TemplateSyntaxError` (or
-    /// `TemplateAssertionError` for an unknown filter or test).
+    /// The template does not compile: jinja2's `TemplateSyntaxError`.
     Syntax,
+    /// The template uses a filter or test jinja2 does not have, where jinja2
+    /// checks that when compiling: its `TemplateAssertionError`.
+    Assertion,
     /// A file could not be read.
     Io,
     /// A `tokenizer_config.json` / `chat_template.json` is not what
@@ -275,6 +277,15 @@ impl ChatError {
         }
     }
 
+    pub(crate) fn assertion(message: impl Into<String>, line: usize, column: usize) -> ChatError {
+        ChatError {
+            kind: ChatErrorKind::Assertion,
+            message: message.into(),
+            line: Some(line),
+            column: Some(column),
+        }
+    }
+
     /// What went wrong.
     pub fn kind(&self) -> &ChatErrorKind {
         &self.kind
@@ -285,12 +296,15 @@ impl ChatError {
         &self.message
     }
 
-    /// For syntax errors: the line (1-based) in the template source.
+    /// For syntax and assertion errors: the line (1-based) in the template
+    /// source.
     pub fn line(&self) -> Option<usize> {
         self.line
     }
 
-    /// For syntax errors: the column (1-based, in characters).
+    /// For syntax and assertion errors: the column (1-based, in characters;
+    /// for syntax errors, in the source as rewritten for minijinja, which
+    /// moves columns on lines with rewritten constructs).
     pub fn column(&self) -> Option<usize> {
         self.column
     }
@@ -300,6 +314,7 @@ impl ChatError {
     pub fn python_type(&self) -> &'static str {
         match self.kind {
             ChatErrorKind::Syntax => "TemplateSyntaxError",
+            ChatErrorKind::Assertion => "TemplateAssertionError",
             ChatErrorKind::Io => "OSError",
             ChatErrorKind::Config => "JSONDecodeError",
             ChatErrorKind::Selection => "ValueError",

@@ -602,6 +602,8 @@ fn int(_: &mut State, args: &[Value]) -> Result<Value, Error> {
         ValueKind::Bool => Ok(Value::from(i64::from(value.is_true()))),
         ValueKind::Number if value.is_integer() => Ok(value),
         ValueKind::Number => from_float(f64::try_from(value).unwrap_or(f64::NAN)),
+        // int(Undefined) raises (Undefined.__int__)
+        ValueKind::Undefined => Err(crate::ops::undefined_error(&value)),
         _ => Ok(default),
     }
 }
@@ -614,7 +616,10 @@ fn float(_: &mut State, args: &[Value]) -> Result<Value, Error> {
         ValueKind::String => Ok(parse_float(value.as_str().unwrap_or_default())
             .map(Value::from)
             .unwrap_or(default)),
-        ValueKind::Bool | ValueKind::Number => Ok(Value::from(f64::try_from(value).unwrap_or(0.0))),
+        ValueKind::Bool => Ok(Value::from(if value.is_true() { 1.0 } else { 0.0 })),
+        ValueKind::Number => Ok(Value::from(f64::try_from(value).unwrap_or(0.0))),
+        // float(Undefined) raises (Undefined.__float__)
+        ValueKind::Undefined => Err(crate::ops::undefined_error(&value)),
         _ => Ok(default),
     }
 }

@@ -28,7 +28,12 @@ pub(crate) fn register(env: &mut Environment<'static>) {
     });
     env.add_function("raise_exception", |args: Rest<ValueOrKwargs>| {
         let args = args.into_values();
-        let a = args::bind("raise_exception", &args, &["message"], 1)?;
+        let a = args::bind(
+            "_cached_compile_jinja_template.<locals>.raise_exception",
+            &args,
+            &["message"],
+            1,
+        )?;
         let message = a[0].clone().unwrap_or_default();
         Err::<Value, Error>(py_err(PyExc::TemplateError, repr::str_string(&message)))
     });
@@ -36,7 +41,12 @@ pub(crate) fn register(env: &mut Environment<'static>) {
         "strftime_now",
         |state: &State, args: Rest<ValueOrKwargs>| {
             let args = args.into_values();
-            let a = args::bind("strftime_now", &args, &["format"], 1)?;
+            let a = args::bind(
+                "_cached_compile_jinja_template.<locals>.strftime_now",
+                &args,
+                &["format"],
+                1,
+            )?;
             let format = a[0].clone().unwrap_or_default();
             let Some(format) = format.as_str() else {
                 return Err(type_err(format!(
@@ -237,7 +247,7 @@ pub(crate) fn make_dict(args: &[Value]) -> Result<Value, Error> {
     }
     let mut map = indexmap::IndexMap::new();
     if let Some(first) = call.positional.first() {
-        if first.kind() == ValueKind::Map && !repr::is_namespace(first) {
+        if repr::is_dict(first) {
             for k in first.try_iter()? {
                 let v = first.get_item(&k)?;
                 map.insert(k, v);

@@ -135,7 +135,7 @@ impl Dumper {
             ValueKind::Iterable if repr::type_name(value) == "list" => {
                 self.list(value, level, out)?;
             }
-            ValueKind::Map if !repr::is_namespace(value) => self.dict(value, level, out)?,
+            ValueKind::Map if repr::is_dict(value) => self.dict(value, level, out)?,
             _ => {
                 return Err(type_err(format!(
                     "Object of type {} is not JSON serializable",

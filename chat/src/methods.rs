@@ -95,12 +95,13 @@ pub(crate) fn no_attribute(value: &Value, name: &str) -> String {
 
 fn dict_method(value: &Value, name: &str, args: &[Value]) -> Option<Result<Value, Error>> {
     Some(match name {
-        "get" => args::positional("get", args, 1, 2).map(|a| {
+        "get" => args::positional("get", args, 1, 2).and_then(|a| {
+            crate::compare::check_hashable(&a[0])?;
             let found = match value.downcast_object_ref::<PyDict>() {
                 Some(d) => d.map.get(&a[0]).cloned(),
                 None => value.get_item(&a[0]).ok().filter(|v| !v.is_undefined()),
             };
-            found.unwrap_or_else(|| a.get(1).cloned().unwrap_or(Value::from(())))
+            Ok(found.unwrap_or_else(|| a.get(1).cloned().unwrap_or(Value::from(()))))
         }),
         "keys" | "values" | "items" => args::positional(name, args, 0, 0).and_then(|_| {
             let keys: Vec<Value> = value.try_iter()?.collect();

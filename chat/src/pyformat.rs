@@ -43,12 +43,10 @@ struct Lookup<'a> {
 
 impl Lookup<'_> {
     fn index(&self, i: usize) -> Result<Value, Error> {
-        self.positional.get(i).cloned().ok_or_else(|| {
-            py_err(
-                PyExc::IndexError,
-                format!("Replacement index {i} out of range for positional args tuple"),
-            )
-        })
+        self.positional
+            .get(i)
+            .cloned()
+            .ok_or_else(|| py_err(PyExc::IndexError, "tuple index out of range".to_owned()))
     }
 
     fn key(&self, name: &str) -> Result<Value, Error> {
@@ -629,7 +627,7 @@ pub(crate) fn percent_format(s: &str, args: &Value) -> Result<String, Error> {
                 v
             }
         };
-        let align = if flags.contains('-') { "<" } else { ">" };
+        let align = if flags.contains('-') { "<" } else { "" };
         let sign = if flags.contains('+') {
             "+"
         } else if flags.contains(' ') {
@@ -654,6 +652,7 @@ pub(crate) fn percent_format(s: &str, args: &Value) -> Result<String, Error> {
                 } else {
                     repr::repr_string(&value)
                 };
+                let align = if align.is_empty() { ">" } else { align };
                 format_value(&Value::from(text), &format!("{align}{width}{prec}"))?
             }
             'd' | 'i' | 'u' => {

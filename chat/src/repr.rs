@@ -52,6 +52,8 @@ pub(crate) fn type_name(value: &Value) -> &'static str {
         ValueKind::Map => {
             if is_namespace(value) {
                 "Namespace"
+            } else if is_macro(value) {
+                "Macro"
             } else {
                 "dict"
             }
@@ -85,10 +87,19 @@ pub(crate) fn type_name(value: &Value) -> &'static str {
     }
 }
 
-/// A `{% macro %}` (minijinja's macro object is crate-private; its debug
-/// form names it).
+/// A `{% macro %}` (minijinja's macro object is crate-private and reports
+/// itself as a map of `name`, `arguments`, `caller`; its debug form is
+/// `<macro NAME>`).
 pub(crate) fn is_macro(value: &Value) -> bool {
-    value.kind() == ValueKind::Plain && debug_starts_with(value, "Macro")
+    value.kind() == ValueKind::Map
+        && value.as_object().is_some()
+        && debug_starts_with(value, "<macro ")
+}
+
+/// A Python `dict` (not a namespace or macro, which minijinja also reports
+/// as maps).
+pub(crate) fn is_dict(value: &Value) -> bool {
+    value.kind() == ValueKind::Map && !is_namespace(value) && !is_macro(value)
 }
 
 /// A `namespace()` (minijinja's `Namespace` is crate-private too and reports
@@ -204,6 +215,10 @@ pub(crate) fn write_repr(value: &Value, out: &mut String, depth: usize) -> Resul
             out.push(')');
         }
         ValueKind::Seq => write_list(value, out, depth)?,
+        ValueKind::Map if is_macro(value) => {
+            let name = value.get_item(&Value::from("name")).unwrap_or_default();
+            let _ = write!(out, "<Macro {}>", repr_string(&name));
+        }
         ValueKind::Map if is_namespace(value) => {
             out.push_str("<Namespace ");
             write_dict(value, out, depth)?;

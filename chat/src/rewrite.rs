@@ -1,7 +1,7 @@
 //! Source rewrites that give minijinja the constructs jinja2 has and
-//! minijinja lacks, applied to the template text before compiling. A small
-//! lexer of jinja2's syntax finds the tags (leaving comments and `raw`
-//! blocks alone); then:
+//! minijinja lacks, applied to the template text before compiling. A lexer
+//! of jinja2's syntax ([`crate::lexer`]) finds the tags (leaving comments and
+//! `raw` blocks alone); then:
 //!
 //! - newlines: jinja2's lexer turns `\r\n` and `\r` into `\n` (its
 //!   `newline_sequence`) in the template's text and string literals;
@@ -14,14 +14,16 @@
 //! - `{% for x in EXPR %}` iterates `(EXPR)|__iter`, which raises Python's
 //!   `TypeError` for what Python cannot iterate (`None`, numbers), where
 //!   minijinja would iterate nothing;
+//! - `A % B` becomes `(A)|__mod((B))`: Python's `%` formats strings
+//!   (`'%s: %d' % (name, n)`), minijinja's only takes remainders;
 //! - `{% set ns._name = value %}`: transformers' `TemplateNamespace`
 //!   refuses underscore attributes with a `SecurityError` once the value is
 //!   computed; minijinja's namespaces take any name, so the value is piped
 //!   through a filter that raises that error.
 
-use std::fmt::Write as _;
-
 use crate::error::ChatError;
+use crate::exprs::{Edits, binop, depths, is_name, slices, text};
+use crate::lexer::{Kind, Tok, decode_literal, encode_literal, find, find_endraw, lex_tag};
 
 /// The filter `{% generation %}` turns into (`filter __g` has the length of
 /// `generation`, so error columns stay right).
@@ -31,26 +33,12 @@ pub(crate) const NS_GUARD_FILTER: &str = "__nsg";
 /// The filter checking a `for` loop's iterable.
 pub(crate) const ITER_FILTER: &str = "__iter";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Name,
-    Str,
-    Num,
-    Op,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Tok {
-    kind: Kind,
-    start: usize,
-    end: usize,
-}
-
 /// Rewrites `source` (see the module docs).
 pub(crate) fn rewrite(source: &str) -> Result<String, ChatError> {
     let src = normalize_newlines(source);
     let bytes = src.as_bytes();
-    let mut edits: Vec<(usize, usize, String)> = Vec::new();
+    let mut edits = Edits::default();
+    let markup = makes_markup(&src);
     let mut i = 0;
     while let Some(open) = find(bytes, i, b"{") {
         let Some(&next) = bytes.get(open + 1) else {
@@ -71,9 +59,14 @@ pub(crate) fn rewrite(source: &str) -> Result<String, ChatError> {
                     let lit = &src[t.start..t.end];
                     if lit.contains('\\') {
                         let value = decode_literal(lit, line_of(&src, t.start))?;
-                        edits.push((t.start, t.end, encode_literal(&value)));
+                        edits.replace(t.start, t.end, encode_literal(&value));
                     }
                 }
+                binop(&src, &toks, "%", 7, crate::exprs::MOD_FILTER, &mut edits);
+                if markup {
+                    binop(&src, &toks, "+", 5, crate::exprs::ADD_FILTER, &mut edits);
+                }
+                slices(&src, &toks, &mut edits);
                 if is_block {
                     let name = toks
                         .first()
@@ -86,11 +79,11 @@ pub(crate) fn rewrite(source: &str) -> Result<String, ChatError> {
                         }
                         Some("generation") => {
                             let t = toks[0];
-                            edits.push((t.start, t.end, format!("filter {GENERATION_FILTER}")));
+                            edits.replace(t.start, t.end, format!("filter {GENERATION_FILTER}"));
                         }
                         Some("endgeneration") => {
                             let t = toks[0];
-                            edits.push((t.start, t.end, "endfilter    ".to_owned()));
+                            edits.replace(t.start, t.end, "endfilter    ");
                         }
                         Some("for") => wrap_for(&src, &toks, &mut edits),
                         Some("set") => guard_set(&src, &toks, &mut edits),
@@ -102,23 +95,31 @@ pub(crate) fn rewrite(source: &str) -> Result<String, ChatError> {
             _ => i = open + 1,
         }
     }
-    // Edits never overlap; literals inside a wrapped range are replaced in place.
-    edits.sort_by_key(|e| (e.0, e.1));
-    let mut out = String::with_capacity(src.len() + 64);
-    let mut at = 0;
-    for (start, end, text) in edits {
-        if start < at {
-            continue;
-        }
-        out.push_str(&src[at..start]);
-        out.push_str(&text);
-        at = end;
-    }
-    out.push_str(&src[at..]);
-    Ok(out)
+    Ok(edits.apply(&src))
 }
 
-fn normalize_newlines(source: &str) -> String {
+/// Whether the template may make safe strings (`Markup`), whose `+`
+/// escapes: it applies a filter that makes them.
+fn makes_markup(src: &str) -> bool {
+    let b = src.as_bytes();
+    let mut i = 0;
+    while let Some(p) = find(b, i, b"|") {
+        let rest = src[p + 1..].trim_start();
+        let name_len = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        if matches!(
+            &rest[..name_len],
+            "safe" | "e" | "escape" | "forceescape" | "xmlattr" | "urlize"
+        ) {
+            return true;
+        }
+        i = p + 1;
+    }
+    false
+}
+
+pub(crate) fn normalize_newlines(source: &str) -> String {
     if !source.contains('\r') {
         return source.to_owned();
     }
@@ -129,142 +130,8 @@ fn line_of(src: &str, at: usize) -> usize {
     src[..at.min(src.len())].matches('\n').count() + 1
 }
 
-fn find(bytes: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
-    if from >= bytes.len() {
-        return None;
-    }
-    bytes[from..]
-        .windows(needle.len())
-        .position(|w| w == needle)
-        .map(|p| p + from)
-}
-
-/// Lexes a tag body from `from` to its closing delimiter (`}}` or `%}`,
-/// optionally after `-`/`+`, only outside brackets, as jinja2's lexer
-/// balances them). Returns the tokens and the offset past the delimiter.
-fn lex_tag(src: &str, from: usize, close: u8) -> (Vec<Tok>, usize) {
-    let b = src.as_bytes();
-    let mut toks = Vec::new();
-    let mut depth = 0usize;
-    let mut i = from;
-    while i < b.len() {
-        let c = b[i];
-        if c.is_ascii_whitespace() {
-            i += 1;
-            continue;
-        }
-        if depth == 0 {
-            let at_close = |k: usize| b.get(k) == Some(&close) && b.get(k + 1) == Some(&b'}');
-            if at_close(i) {
-                return (toks, i + 2);
-            }
-            if matches!(c, b'-' | b'+') && at_close(i + 1) {
-                return (toks, i + 3);
-            }
-        }
-        let start = i;
-        let kind = match c {
-            b'\'' | b'"' => {
-                i += 1;
-                while i < b.len() && b[i] != c {
-                    if b[i] == b'\\' {
-                        i += 1;
-                    }
-                    i += 1;
-                }
-                i = (i + 1).min(b.len());
-                Kind::Str
-            }
-            b'0'..=b'9' => {
-                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                    i += 1;
-                }
-                if b.get(i) == Some(&b'.') && b.get(i + 1).is_some_and(u8::is_ascii_digit) {
-                    i += 1;
-                    while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                        i += 1;
-                    }
-                }
-                Kind::Num
-            }
-            c if c == b'_' || c.is_ascii_alphabetic() || c >= 0x80 => {
-                while i < b.len() && (b[i] == b'_' || b[i].is_ascii_alphanumeric() || b[i] >= 0x80)
-                {
-                    i += 1;
-                }
-                Kind::Name
-            }
-            _ => {
-                let two = &b[i..(i + 2).min(b.len())];
-                i += if matches!(two, b"//" | b"**" | b"==" | b"!=" | b">=" | b"<=") {
-                    2
-                } else {
-                    1
-                };
-                match c {
-                    b'(' | b'[' | b'{' => depth += 1,
-                    b')' | b']' | b'}' => depth = depth.saturating_sub(1),
-                    _ => {}
-                }
-                Kind::Op
-            }
-        };
-        toks.push(Tok {
-            kind,
-            start,
-            end: i,
-        });
-    }
-    (toks, b.len())
-}
-
-/// Past the `{% endraw %}` closing a raw block whose opening tag ends at
-/// `from`.
-fn find_endraw(src: &str, from: usize) -> Option<usize> {
-    let b = src.as_bytes();
-    let mut i = from;
-    while let Some(j) = find(b, i, b"{%") {
-        let mut k = j + 2;
-        if matches!(b.get(k), Some(b'-' | b'+')) {
-            k += 1;
-        }
-        let rest = src[k..].trim_start();
-        if let Some(after) = rest.strip_prefix("endraw") {
-            let after = after.trim_start();
-            let after = after.strip_prefix(['-', '+']).unwrap_or(after);
-            if after.starts_with("%}") {
-                return Some(src.len() - after.len() + 2);
-            }
-        }
-        i = j + 2;
-    }
-    None
-}
-
-fn is_name(src: &str, t: &Tok, name: &str) -> bool {
-    t.kind == Kind::Name && &src[t.start..t.end] == name
-}
-
-/// Depth (bracket nesting) before each token.
-fn depths(src: &str, toks: &[Tok]) -> Vec<usize> {
-    let mut depth = 0usize;
-    toks.iter()
-        .map(|t| {
-            let d = depth;
-            if t.kind == Kind::Op {
-                match &src[t.start..t.end] {
-                    "(" | "[" | "{" => depth += 1,
-                    ")" | "]" | "}" => depth = depth.saturating_sub(1),
-                    _ => {}
-                }
-            }
-            d
-        })
-        .collect()
-}
-
 /// `for TARGET in ITER [if COND] [recursive]`: ITER becomes `(ITER)|__iter`.
-fn wrap_for(src: &str, toks: &[Tok], edits: &mut Vec<(usize, usize, String)>) {
+fn wrap_for(src: &str, toks: &[Tok], edits: &mut Edits) {
     let d = depths(src, toks);
     let Some(in_at) = (1..toks.len()).find(|&k| d[k] == 0 && is_name(src, &toks[k], "in")) else {
         return;
@@ -281,140 +148,33 @@ fn wrap_for(src: &str, toks: &[Tok], edits: &mut Vec<(usize, usize, String)>) {
     if last <= first {
         return;
     }
-    let (start, end) = (toks[first].start, toks[last - 1].end);
-    edits.push((start, start, "(".to_owned()));
-    edits.push((end, end, format!(")|{ITER_FILTER}")));
+    edits.wrap(
+        toks[first].start,
+        toks[last - 1].end,
+        "(",
+        format!(")|{ITER_FILTER}"),
+    );
 }
 
 /// `set NS._name = VALUE`: VALUE becomes `(VALUE)|__nsg("_name")`.
-fn guard_set(src: &str, toks: &[Tok], edits: &mut Vec<(usize, usize, String)>) {
-    let text = |k: usize| toks.get(k).map(|t| &src[t.start..t.end]);
+fn guard_set(src: &str, toks: &[Tok], edits: &mut Edits) {
+    let tx = |k: usize| toks.get(k).map(|t| text(src, t));
     let ok = toks.len() > 5
         && toks[1].kind == Kind::Name
-        && text(2) == Some(".")
+        && tx(2) == Some(".")
         && toks[3].kind == Kind::Name
-        && text(3).is_some_and(|n| n.starts_with('_'))
-        && text(4) == Some("=");
+        && tx(3).is_some_and(|n| n.starts_with('_'))
+        && tx(4) == Some("=");
     if !ok {
         return;
     }
-    let name = text(3).unwrap_or("_");
-    let (start, end) = (toks[5].start, toks[toks.len() - 1].end);
-    edits.push((start, start, "(".to_owned()));
-    edits.push((end, end, format!(")|{NS_GUARD_FILTER}(\"{name}\")")));
-}
-
-/// jinja2's value of a string literal (quotes included): newlines
-/// normalised, non-ASCII characters backslash-escaped, then Python's
-/// `unicode-escape` decoding (so `'\é'` is the four characters `\xe9`, as
-/// in jinja2).
-fn decode_literal(lit: &str, line: usize) -> Result<String, ChatError> {
-    let inner = &lit[1..lit.len().saturating_sub(1).max(1)];
-    let mut ascii = String::with_capacity(inner.len());
-    for c in inner.chars() {
-        let n = c as u32;
-        if c.is_ascii() {
-            ascii.push(c);
-        } else if n < 0x100 {
-            let _ = write!(ascii, "\\x{n:02x}");
-        } else if n < 0x10000 {
-            let _ = write!(ascii, "\\u{n:04x}");
-        } else {
-            let _ = write!(ascii, "\\U{n:08x}");
-        }
-    }
-    let bad = |what: &str| ChatError::syntax(what.to_owned(), line, 1);
-    let chars: Vec<char> = ascii.chars().collect();
-    let mut out = String::with_capacity(chars.len());
-    let mut k = 0;
-    while k < chars.len() {
-        let c = chars[k];
-        k += 1;
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        let Some(&e) = chars.get(k) else {
-            return Err(bad("\\ at end of string"));
-        };
-        k += 1;
-        match e {
-            '\n' => {}
-            '\\' => out.push('\\'),
-            '\'' => out.push('\''),
-            '"' => out.push('"'),
-            'a' => out.push('\u{7}'),
-            'b' => out.push('\u{8}'),
-            'f' => out.push('\u{c}'),
-            'n' => out.push('\n'),
-            'r' => out.push('\r'),
-            't' => out.push('\t'),
-            'v' => out.push('\u{b}'),
-            '0'..='7' => {
-                let mut n = e.to_digit(8).unwrap_or(0);
-                for _ in 0..2 {
-                    match chars.get(k).and_then(|d| d.to_digit(8)) {
-                        Some(d) => {
-                            n = n * 8 + d;
-                            k += 1;
-                        }
-                        None => break,
-                    }
-                }
-                out.push(char::from_u32(n).unwrap_or('\u{fffd}'));
-            }
-            'x' | 'u' | 'U' => {
-                let len = match e {
-                    'x' => 2,
-                    'u' => 4,
-                    _ => 8,
-                };
-                let digits: String = chars.iter().skip(k).take(len).collect();
-                if digits.len() != len || !digits.chars().all(|d| d.is_ascii_hexdigit()) {
-                    return Err(bad(match e {
-                        'x' => "truncated \\xXX escape",
-                        'u' => "truncated \\uXXXX escape",
-                        _ => "truncated \\UXXXXXXXX escape",
-                    }));
-                }
-                k += len;
-                let n = u32::from_str_radix(&digits, 16).unwrap_or(0xfffd);
-                match char::from_u32(n) {
-                    Some(ch) => out.push(ch),
-                    None if (0xd800..0xe000).contains(&n) => out.push('\u{fffd}'),
-                    None => return Err(bad("illegal Unicode character")),
-                }
-            }
-            other => {
-                // unknown escapes (and \N{...}, whose names are not known
-                // here) stay as written
-                out.push('\\');
-                out.push(other);
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// A minijinja string literal with value `s`.
-fn encode_literal(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    let name = tx(3).unwrap_or("_");
+    edits.wrap(
+        toks[5].start,
+        toks[toks.len() - 1].end,
+        "(",
+        format!(")|{NS_GUARD_FILTER}(\"{name}\")"),
+    );
 }
 
 #[cfg(test)]
@@ -469,6 +229,31 @@ mod tests {
         );
         assert_eq!(rw("{{ 'a\\\nb' }}"), "{{ \"ab\" }}");
         assert_eq!(rw("{{ {'a': {'b': '}}'}} }}x"), "{{ {'a': {'b': '}}'}} }}x");
+    }
+
+    #[test]
+    fn percent_becomes_python_modulo() {
+        assert_eq!(rw("{{ '%s'%x }}"), "{{ ('%s')|__mod((x)) }}");
+        assert_eq!(rw("{{ '%s' % x }}"), "{{ ('%s') |__mod( (x)) }}");
+        assert_eq!(
+            rw("{{ a ~ 'v=%d'%(n, m)|length ~ b }}"),
+            "{{ a ~ ('v=%d')|__mod(((n, m)|length)) ~ b }}"
+        );
+        assert_eq!(rw("{{ x * y%z + 1 }}"), "{{ (x * y)|__mod((z)) + 1 }}");
+        assert_eq!(rw("{{ a%b%c }}"), "{{ ((a)|__mod((b)))|__mod((c)) }}");
+        assert_eq!(rw("{{ -m.x[0](1)%2 }}"), "{{ (-m.x[0](1))|__mod((2)) }}");
+        assert_eq!(
+            rw("{% for i in range(n) if i%2 %}"),
+            "{% for i in (range(n))|__iter if (i)|__mod((2)) %}"
+        );
+        assert_eq!(
+            rw("{% set x = loop.index0%2 == 0 %}"),
+            "{% set x = (loop.index0)|__mod((2)) == 0 %}"
+        );
+        assert_eq!(
+            rw("{{ x is divisibleby 3%2 }}"),
+            "{{ (x is divisibleby 3)|__mod((2)) }}"
+        );
     }
 
     #[test]

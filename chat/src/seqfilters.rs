@@ -57,7 +57,15 @@ pub(crate) fn py_iter(value: &Value) -> Result<Vec<Value>, Error> {
             .chars()
             .map(Value::from)
             .collect()),
-        ValueKind::Seq | ValueKind::Map | ValueKind::Iterable if !repr::is_namespace(value) => {
+        ValueKind::Seq | ValueKind::Map | ValueKind::Iterable
+            if value.kind() != ValueKind::Map || repr::is_dict(value) =>
+        {
+            if let Some(e) = value
+                .downcast_object_ref::<PyIter>()
+                .and_then(|i| i.deferred.as_ref())
+            {
+                return Err(py_err(e.exc, e.message.clone()));
+            }
             let mut out = Vec::new();
             for item in value.try_iter()? {
                 // an invalid value carries an error raised lazily (a generator)
@@ -144,6 +152,12 @@ fn first(state: &mut State, args: &[Value]) -> Result<Value, Error> {
 }
 
 fn py_iter_first(seq: &Value) -> Result<Option<Value>, Error> {
+    if let Some(e) = seq
+        .downcast_object_ref::<PyIter>()
+        .and_then(|i| i.deferred.as_ref())
+    {
+        return Err(py_err(e.exc, e.message.clone()));
+    }
     if seq.kind() == ValueKind::String {
         return Ok(seq
             .as_str()
@@ -155,7 +169,7 @@ fn py_iter_first(seq: &Value) -> Result<Option<Value>, Error> {
     if matches!(
         seq.kind(),
         ValueKind::Seq | ValueKind::Map | ValueKind::Iterable
-    ) && !repr::is_namespace(seq)
+    ) && (seq.kind() != ValueKind::Map || repr::is_dict(seq))
     {
         let next = seq.try_iter()?.next();
         if let Some(err) = next.as_ref().and_then(invalid) {
@@ -182,7 +196,7 @@ fn check_reversible(seq: &Value) -> Result<(), Error> {
         kind,
         "list" | "range" | "dict_keys" | "dict_values" | "dict_items"
     );
-    if reversible && !repr::is_namespace(seq) {
+    if reversible && (seq.kind() != ValueKind::Map || repr::is_dict(seq)) {
         Ok(())
     } else {
         Err(type_err(format!("'{kind}' object is not reversible")))
@@ -243,12 +257,17 @@ fn items(_: &mut State, args: &[Value]) -> Result<Value, Error> {
     let a = args::bind("do_items", args, &["value"], 1)?;
     let value = arg(&a, 0);
     if value.is_undefined() {
-        return Ok(PyIter::wrap("generator", std::iter::empty()));
+        return Ok(PyIter::generator("do_items", std::iter::empty()));
     }
     if !crate::value::is_mapping(&value) {
-        return Err(type_err("Can only get item pairs from a mapping."));
+        // raised when the generator runs, as jinja2's
+        return Ok(PyIter::failing(
+            "do_items",
+            PyExc::TypeError,
+            "Can only get item pairs from a mapping.",
+        ));
     }
-    Ok(PyIter::wrap("generator", pairs(&value)?.into_iter()))
+    Ok(PyIter::generator("do_items", pairs(&value)?.into_iter()))
 }
 
 /// `dict.items()` as tuples.
@@ -367,7 +386,7 @@ fn unique(_: &mut State, args: &[Value]) -> Result<Value, Error> {
             out.push(item);
         }
     }
-    Ok(PyIter::wrap("generator", out.into_iter()))
+    Ok(PyIter::generator("sync_do_unique", out.into_iter()))
 }
 
 fn min_or_max(args: &[Value], func: &str, want_max: bool) -> Result<Value, Error> {
@@ -432,7 +451,7 @@ fn map(state: &mut State, args: &[Value]) -> Result<Value, Error> {
     let value = positional.next().unwrap_or_default();
     let rest: Vec<Value> = positional.collect();
     if !value.is_true() {
-        return Ok(PyIter::wrap("generator", std::iter::empty()));
+        return Ok(PyIter::generator("sync_do_map", std::iter::empty()));
     }
     let items = py_iter(&value)?;
     if rest.is_empty() && call.keywords.iter().any(|(k, _)| k == "attribute") {
@@ -452,7 +471,7 @@ fn map(state: &mut State, args: &[Value]) -> Result<Value, Error> {
         }
         let getter = AttrGetter::new(&attribute, default);
         let out: Vec<Value> = items.iter().map(|i| getter.get(i)).collect();
-        return Ok(PyIter::wrap("generator", out.into_iter()));
+        return Ok(PyIter::generator("sync_do_map", out.into_iter()));
     }
     let Some((name, filter_args)) = rest.split_first() else {
         return Err(py_err(
@@ -470,7 +489,7 @@ fn map(state: &mut State, args: &[Value]) -> Result<Value, Error> {
         }
         out.push(apply_filter(state, &name, &call_args)?);
     }
-    Ok(PyIter::wrap("generator", out.into_iter()))
+    Ok(PyIter::generator("sync_do_map", out.into_iter()))
 }
 
 fn kwargs_value(keywords: &[(String, Value)]) -> Value {
@@ -485,7 +504,7 @@ pub(crate) fn apply_filter(state: &mut State, name: &str, args: &[Value]) -> Res
         if e.kind() == ErrorKind::UnknownFilter {
             py_err(
                 PyExc::TemplateRuntimeError,
-                format!("No filter named '{name}' found."),
+                format!("No filter named '{name}'."),
             )
         } else {
             e
@@ -499,7 +518,7 @@ pub(crate) fn perform_test(state: &mut State, name: &str, args: &[Value]) -> Res
         if e.kind() == ErrorKind::UnknownTest {
             py_err(
                 PyExc::TemplateRuntimeError,
-                format!("No test named '{name}' found."),
+                format!("No test named '{name}'."),
             )
         } else {
             e
@@ -518,7 +537,7 @@ fn select_or_reject(
     let value = positional.next().unwrap_or_default();
     let rest: Vec<Value> = positional.collect();
     if !value.is_true() {
-        return Ok(PyIter::wrap("generator", std::iter::empty()));
+        return Ok(PyIter::generator("select_or_reject", std::iter::empty()));
     }
     let items = py_iter(&value)?;
     let (getter, off) = if lookup_attr {
@@ -555,7 +574,7 @@ fn select_or_reject(
             out.push(item);
         }
     }
-    Ok(PyIter::wrap("generator", out.into_iter()))
+    Ok(PyIter::generator("select_or_reject", out.into_iter()))
 }
 
 fn select(state: &mut State, args: &[Value]) -> Result<Value, Error> {
@@ -611,7 +630,7 @@ fn batch(_: &mut State, args: &[Value]) -> Result<Value, Error> {
         }
         out.push(Value::from(row));
     }
-    Ok(PyIter::wrap("generator", out.into_iter()))
+    Ok(PyIter::generator("do_batch", out.into_iter()))
 }
 
 fn slice(_: &mut State, args: &[Value]) -> Result<Value, Error> {
@@ -643,7 +662,7 @@ fn slice(_: &mut State, args: &[Value]) -> Result<Value, Error> {
         }
         out.push(Value::from(tmp));
     }
-    Ok(PyIter::wrap("generator", out.into_iter()))
+    Ok(PyIter::generator("sync_do_slice", out.into_iter()))
 }
 
 fn groupby(_: &mut State, args: &[Value]) -> Result<Value, Error> {

@@ -45,7 +45,7 @@ impl ChatTemplate {
         if let Err(e) = env.add_template_owned(NAME, rewritten.clone()) {
             return Err(syntax_error(&e, &rewritten));
         }
-        crate::check::check(&rewritten)?;
+        crate::check::check(&rewrite::normalize_newlines(source))?;
         Ok(ChatTemplate {
             source: source.to_owned(),
             env,
@@ -143,6 +143,7 @@ impl ChatTemplate {
             limit: self.limits.output_bytes,
             counter,
         };
+        crate::value::clear_last_miss();
         let result = template.render_captured_to(root, &mut writer).map(drop);
         if let Err(e) = result {
             return Err(crate::errmap::map_error(&e));

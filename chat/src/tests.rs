@@ -168,7 +168,7 @@ fn is_upper(s: &str) -> bool {
 fn is_sequence(v: &Value) -> bool {
     match v.kind() {
         ValueKind::Undefined | ValueKind::String | ValueKind::Seq => true,
-        ValueKind::Map => !repr::is_namespace(v),
+        ValueKind::Map => repr::is_dict(v),
         ValueKind::Iterable => matches!(repr::type_name(v), "list" | "range"),
         _ => v.downcast_object_ref::<crate::value::Unsafe>().is_some(),
     }
@@ -178,13 +178,17 @@ fn is_sequence(v: &Value) -> bool {
 fn is_iterable(v: &Value) -> bool {
     match v.kind() {
         ValueKind::Undefined | ValueKind::String | ValueKind::Seq | ValueKind::Iterable => true,
-        ValueKind::Map => !repr::is_namespace(v),
+        ValueKind::Map => repr::is_dict(v),
         _ => v.downcast_object_ref::<crate::value::Unsafe>().is_some(),
     }
 }
 
 fn is_callable(v: &Value) -> bool {
-    v.kind() == ValueKind::Plain && v.downcast_object_ref::<crate::value::Unsafe>().is_none()
+    // Undefined has __call__ (it raises), so callable() says yes.
+    v.is_undefined()
+        || (v.kind() == ValueKind::Plain
+            && v.downcast_object_ref::<crate::value::Unsafe>().is_none())
+        || repr::is_macro(v)
 }
 
 fn sameas(_: &mut State, args: &[Value]) -> Result<bool, Error> {
@@ -219,7 +223,7 @@ pub(crate) fn py_contains(seq: &Value, value: &Value) -> Result<bool, Error> {
             ))),
         },
         ValueKind::Undefined => Ok(false),
-        ValueKind::Map if !repr::is_namespace(seq) => {
+        ValueKind::Map if repr::is_dict(seq) => {
             compare::check_hashable(value)?;
             Ok(seq.try_iter()?.any(|k| compare::py_eq(&k, value)))
         }

@@ -83,6 +83,38 @@ fn is_dunder(name: &str) -> bool {
     name.len() > 4 && name.starts_with("__") && name.ends_with("__")
 }
 
+thread_local! {
+    /// The last lookup that found nothing in a dict or list of this render:
+    /// (type name, key). jinja2's messages name the object an undefined
+    /// value came from ("list object has no element 5"); minijinja's
+    /// undefined values do not carry it, so the error mapping looks here.
+    static LAST_MISS: std::cell::RefCell<Option<(&'static str, String)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+fn record_miss(type_name: &'static str, key: &Value) {
+    let key = match key.as_str() {
+        Some(s) => s.to_owned(),
+        None => key.to_string(),
+    };
+    LAST_MISS.with(|m| *m.borrow_mut() = Some((type_name, key)));
+}
+
+/// The last missed lookup (see `LAST_MISS`), if it was of `key`.
+pub(crate) fn last_miss(key: &str) -> Option<&'static str> {
+    LAST_MISS.with(|m| {
+        m.borrow()
+            .as_ref()
+            .filter(|(_, k)| k == key)
+            .map(|(t, _)| *t)
+    })
+}
+
+/// Forgets the last missed lookup (a render starts).
+pub(crate) fn clear_last_miss() {
+    LAST_MISS.with(|m| *m.borrow_mut() = None);
+}
+
 impl Object for PyDict {
     fn repr(self: &Arc<Self>) -> ObjectRepr {
         ObjectRepr::Map
@@ -93,8 +125,13 @@ impl Object for PyDict {
         if let Some(v) = self.map.get(key) {
             return Some(v.clone());
         }
-        let name = key.as_str()?;
-        attribute(&Value::from_dyn_object(self.clone()), name, DICT_ATTRS)
+        let found = key
+            .as_str()
+            .and_then(|name| attribute(&Value::from_dyn_object(self.clone()), name, DICT_ATTRS));
+        if found.is_none() {
+            record_miss("dict", key);
+        }
+        found
     }
 
     /// `d.name`: the attribute (a method), else the item.
@@ -102,7 +139,11 @@ impl Object for PyDict {
         if let Some(v) = attribute(&Value::from_dyn_object(self.clone()), name, DICT_ATTRS) {
             return Some(v);
         }
-        self.map.get(&Value::from(name)).cloned()
+        let found = self.map.get(&Value::from(name)).cloned();
+        if found.is_none() {
+            record_miss("dict", &Value::from(name));
+        }
+        found
     }
 
     fn enumerate(self: &Arc<Self>) -> Enumerator {
@@ -137,19 +178,28 @@ impl Object for PyList {
     }
 
     fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
-        if let Some(i) = key.as_i64() {
+        let found = if let Some(i) = key.as_i64() {
             // minijinja normalises negative indices before asking.
-            return usize::try_from(i)
+            usize::try_from(i)
                 .ok()
                 .and_then(|i| self.items.get(i))
-                .cloned();
+                .cloned()
+        } else {
+            key.as_str()
+                .and_then(|name| attribute(&Value::from_dyn_object(self.clone()), name, LIST_ATTRS))
+        };
+        if found.is_none() {
+            record_miss("list", key);
         }
-        let name = key.as_str()?;
-        attribute(&Value::from_dyn_object(self.clone()), name, LIST_ATTRS)
+        found
     }
 
     fn get_value_by_str(self: &Arc<Self>, name: &str) -> Option<Value> {
-        attribute(&Value::from_dyn_object(self.clone()), name, LIST_ATTRS)
+        let found = attribute(&Value::from_dyn_object(self.clone()), name, LIST_ATTRS);
+        if found.is_none() {
+            record_miss("list", &Value::from(name));
+        }
+        found
     }
 
     fn enumerate(self: &Arc<Self>) -> Enumerator {
@@ -264,10 +314,14 @@ impl Object for Unsafe {
 
 /// A Python iterator or generator (`map`, `select`, `reverse`, `items`, …):
 /// iterates once, has no length, and is not JSON. `kind` is its Python type
-/// name, for messages and printing.
+/// name, `func` the generator function's (for printing), and `deferred` an
+/// exception the generator raises when first iterated (jinja2's generator
+/// filters check their input lazily).
 pub(crate) struct PyIter {
     pub(crate) kind: &'static str,
+    func: Option<&'static str>,
     iter: Mutex<Option<Box<dyn Iterator<Item = Value> + Send + Sync>>>,
+    pub(crate) deferred: Option<crate::error::PyError>,
 }
 
 impl std::fmt::Debug for PyIter {
@@ -277,14 +331,42 @@ impl std::fmt::Debug for PyIter {
 }
 
 impl PyIter {
-    /// A one-shot iterator over `iter`.
+    /// A one-shot iterator of Python type `kind` over `iter`.
     pub(crate) fn wrap(
         kind: &'static str,
         iter: impl Iterator<Item = Value> + Send + Sync + 'static,
     ) -> Value {
         Value::from_object(PyIter {
             kind,
+            func: None,
             iter: Mutex::new(Some(Box::new(iter))),
+            deferred: None,
+        })
+    }
+
+    /// A generator made by the jinja2 function `func`.
+    pub(crate) fn generator(
+        func: &'static str,
+        iter: impl Iterator<Item = Value> + Send + Sync + 'static,
+    ) -> Value {
+        Value::from_object(PyIter {
+            kind: "generator",
+            func: Some(func),
+            iter: Mutex::new(Some(Box::new(iter))),
+            deferred: None,
+        })
+    }
+
+    /// A generator of `func` that raises `exc(message)` when iterated.
+    pub(crate) fn failing(func: &'static str, exc: PyExc, message: impl Into<String>) -> Value {
+        Value::from_object(PyIter {
+            kind: "generator",
+            func: Some(func),
+            iter: Mutex::new(None),
+            deferred: Some(crate::error::PyError {
+                exc,
+                message: message.into(),
+            }),
         })
     }
 }
@@ -295,6 +377,9 @@ impl Object for PyIter {
     }
 
     fn enumerate(self: &Arc<Self>) -> Enumerator {
+        if let Some(e) = &self.deferred {
+            return Enumerator::Values(vec![Value::from(py_err(e.exc, e.message.clone()))]);
+        }
         // Python's iterators are exhausted by the first pass; later passes
         // see nothing.
         let taken = self.iter.lock().ok().and_then(|mut slot| slot.take());
@@ -313,7 +398,10 @@ impl Object for PyIter {
     }
 
     fn render(self: &Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "<{} object at 0x7f0000000000>", self.kind)
+        match self.func {
+            Some(func) => write!(f, "<{} object {func} at 0x7f0000000000>", self.kind),
+            None => write!(f, "<{} object at 0x7f0000000000>", self.kind),
+        }
     }
 }
 
@@ -391,5 +479,5 @@ pub(crate) struct DepthExceeded;
 /// Whether a value is a mapping as Python sees it (`dict`; not a namespace,
 /// which minijinja also reports as a map).
 pub(crate) fn is_mapping(value: &Value) -> bool {
-    value.kind() == minijinja::value::ValueKind::Map && !repr::is_namespace(value)
+    repr::is_dict(value)
 }

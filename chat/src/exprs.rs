@@ -1,0 +1,450 @@
+//! Expression-level rewrites: operators and subscripts whose Python meaning
+//! minijinja's do not have become calls of filters that have it, with the
+//! operand extents jinja2's parser gives them (its precedence: `or` <
+//! `and` < `not` < comparisons < `+ -` < `~` < `* / // %` < `**` < unary
+//! signs < filters and tests < postfix).
+//!
+//! - `A % B` becomes `(A)|__mod((B))` (string formatting);
+//! - `A + B` becomes `(A)|__add((B))` in templates that make safe strings
+//!   (`|safe`, `|e`): Python's `Markup + str` escapes the `str`;
+//! - `X[a:b:c]` becomes `((X)|__slice(a, b, c))`: Python slices `None` to
+//!   an undefined value, not to `[]`.
+
+use crate::lexer::{Kind, Tok};
+
+/// The filter doing Python's `%`.
+pub(crate) const MOD_FILTER: &str = "__mod";
+/// The filter doing Python's `+` (with `Markup`).
+pub(crate) const ADD_FILTER: &str = "__add";
+/// The filter doing Python's slicing.
+pub(crate) const SLICE_FILTER: &str = "__slice";
+
+/// The edits to a source: replacements of token ranges, and wraps (text
+/// inserted before and after a range) that nest.
+#[derive(Default)]
+pub(crate) struct Edits {
+    replace: Vec<(usize, usize, String)>,
+    wrap: Vec<(usize, usize, String, String)>,
+}
+
+impl Edits {
+    pub(crate) fn replace(&mut self, start: usize, end: usize, text: impl Into<String>) {
+        self.replace.push((start, end, text.into()));
+    }
+
+    pub(crate) fn wrap(
+        &mut self,
+        start: usize,
+        end: usize,
+        open: impl Into<String>,
+        close: impl Into<String>,
+    ) {
+        self.wrap.push((start, end, open.into(), close.into()));
+    }
+
+    /// Applies the edits. At one offset, closing text comes first (the
+    /// innermost wrap's first), then opening text (the outermost first),
+    /// then a replacement starting there.
+    pub(crate) fn apply(self, src: &str) -> String {
+        // (offset, order, tie-break, text, replaced end)
+        let mut events: Vec<(usize, u8, i64, String, usize)> = Vec::new();
+        for (i, (start, end, open, close)) in self.wrap.into_iter().enumerate() {
+            let n = i64::try_from(i).unwrap_or(0);
+            let (s, e) = (
+                i64::try_from(start).unwrap_or(0),
+                i64::try_from(end).unwrap_or(0),
+            );
+            events.push((start, 1, -e * 1_000_000 - n, open, start));
+            events.push((end, 0, -s * 1_000_000 + n, close, end));
+        }
+        for (start, end, text) in self.replace {
+            events.push((start, 2, 0, text, end));
+        }
+        events.sort_by_key(|e| (e.0, e.1, e.2));
+        let mut out = String::with_capacity(src.len() + 64);
+        let mut at = 0;
+        for (pos, kind, _, text, end) in events {
+            if pos < at {
+                // inside a replaced range: only possible for overlapping
+                // edits, which the rewrites do not make
+                continue;
+            }
+            out.push_str(&src[at..pos]);
+            out.push_str(&text);
+            at = if kind == 2 { end } else { pos };
+        }
+        out.push_str(&src[at..]);
+        out
+    }
+}
+
+pub(crate) fn text<'a>(src: &'a str, t: &Tok) -> &'a str {
+    &src[t.start..t.end]
+}
+
+pub(crate) fn is_name(src: &str, t: &Tok, name: &str) -> bool {
+    t.kind == Kind::Name && text(src, t) == name
+}
+
+pub(crate) fn is_op(src: &str, t: &Tok, op: &str) -> bool {
+    t.kind == Kind::Op && text(src, t) == op
+}
+
+/// Depth (bracket nesting) before each token.
+pub(crate) fn depths(src: &str, toks: &[Tok]) -> Vec<usize> {
+    let mut depth = 0usize;
+    toks.iter()
+        .map(|t| {
+            let d = depth;
+            if t.kind == Kind::Op {
+                match text(src, t) {
+                    "(" | "[" | "{" => depth += 1,
+                    ")" | "]" | "}" => depth = depth.saturating_sub(1),
+                    _ => {}
+                }
+            }
+            d
+        })
+        .collect()
+}
+
+/// The index of the bracket matching the opening one at `open`.
+pub(crate) fn matching(src: &str, toks: &[Tok], open: usize) -> usize {
+    let mut depth = 0usize;
+    for (k, t) in toks.iter().enumerate().skip(open) {
+        if t.kind == Kind::Op {
+            match text(src, t) {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        return k;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    toks.len() - 1
+}
+
+/// The index of the bracket opening the one closing at `close`.
+pub(crate) fn matching_back(src: &str, toks: &[Tok], close: usize) -> usize {
+    let mut depth = 0usize;
+    for k in (0..=close).rev() {
+        let t = &toks[k];
+        if t.kind == Kind::Op {
+            match text(src, t) {
+                ")" | "]" | "}" => depth += 1,
+                "(" | "[" | "{" => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        return k;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    0
+}
+
+/// Words that end an operand (keywords of looser operators and statements).
+pub(crate) const KEYWORDS: &[&str] = &[
+    "and",
+    "or",
+    "not",
+    "in",
+    "if",
+    "else",
+    "elif",
+    "for",
+    "set",
+    "recursive",
+    "with",
+    "without",
+    "context",
+    "import",
+    "from",
+    "as",
+    "macro",
+    "call",
+    "filter",
+    "endfor",
+    "endif",
+    "endset",
+    "print",
+    "do",
+    "include",
+    "extends",
+    "block",
+];
+
+/// Whether the token ends an operand (so a following `-` is binary).
+pub(crate) fn ends_operand(src: &str, t: &Tok) -> bool {
+    match t.kind {
+        Kind::Str | Kind::Num => true,
+        Kind::Name => !KEYWORDS.contains(&text(src, t)),
+        Kind::Op => matches!(text(src, t), ")" | "]" | "}"),
+    }
+}
+
+/// The precedence of the binary operator at `k`, if it is one (`-` and `+`
+/// after an operand are binary, before one unary).
+fn binop_level(src: &str, toks: &[Tok], k: usize) -> Option<u8> {
+    let t = toks.get(k)?;
+    match t.kind {
+        Kind::Op => match text(src, t) {
+            "**" => Some(8),
+            "*" | "/" | "//" | "%" => Some(7),
+            "~" => Some(6),
+            "+" | "-" => (k > 0 && ends_operand(src, &toks[k - 1])).then_some(5),
+            "==" | "!=" | "<" | ">" | "<=" | ">=" => Some(4),
+            _ => None,
+        },
+        Kind::Name => match text(src, t) {
+            "in" => Some(4),
+            "and" => Some(2),
+            "or" => Some(1),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The first token of the left operand of the binary operator at `k` of
+/// precedence `level` (operators binding at least as tight belong to it:
+/// left associativity).
+fn left_extent(src: &str, toks: &[Tok], k: usize, level: u8) -> Option<usize> {
+    let mut p = k.checked_sub(1)?;
+    loop {
+        let q = operand_start(src, toks, p)?;
+        match q.checked_sub(1) {
+            Some(o) if o >= 1 && binop_level(src, toks, o).is_some_and(|l| l >= level) => {
+                p = o - 1;
+            }
+            _ => return Some(q),
+        }
+    }
+}
+
+/// The last token of the right operand of a binary operator of precedence
+/// `level` whose operand starts at `k` (only tighter operators belong to
+/// it).
+fn right_extent(src: &str, toks: &[Tok], k: usize, level: u8) -> Option<usize> {
+    let mut end = unary_end(src, toks, k)?;
+    while binop_level(src, toks, end + 1).is_some_and(|l| l > level) && end + 2 < toks.len() {
+        end = unary_end(src, toks, end + 2)?;
+    }
+    Some(end)
+}
+
+/// Rewrites every binary `op` (of precedence `level`) in a tag's tokens
+/// into `(A)|filter((B))`.
+pub(crate) fn binop(src: &str, toks: &[Tok], op: &str, level: u8, filter: &str, edits: &mut Edits) {
+    for (k, t) in toks.iter().enumerate() {
+        if !is_op(src, t, op) || binop_level(src, toks, k) != Some(level) || k + 1 >= toks.len() {
+            continue;
+        }
+        let (Some(lhs), Some(rhs_end)) = (
+            left_extent(src, toks, k, level),
+            right_extent(src, toks, k + 1, level),
+        ) else {
+            continue;
+        };
+        edits.wrap(toks[lhs].start, toks[k - 1].end, "(", ")");
+        edits.replace(t.start, t.end, format!("|{filter}("));
+        edits.wrap(toks[k + 1].start, toks[rhs_end].end, "(", "))");
+    }
+}
+
+/// The first token of the postfix chain (primary, `.name`, `[...]`,
+/// `(...)`) whose last token is `p`.
+fn postfix_start(src: &str, toks: &[Tok], mut p: usize) -> usize {
+    loop {
+        let t = &toks[p];
+        let q = if t.kind == Kind::Op && matches!(text(src, t), ")" | "]" | "}") {
+            matching_back(src, toks, p)
+        } else {
+            p
+        };
+        let Some(prev) = q.checked_sub(1) else {
+            return q;
+        };
+        let pt = &toks[prev];
+        let opens_postfix = is_op(src, &toks[q], "(") || is_op(src, &toks[q], "[");
+        if opens_postfix && ends_operand(src, pt) {
+            p = prev;
+        } else if is_op(src, pt, ".") && prev >= 1 {
+            p = prev - 1;
+        } else if toks[q].kind == Kind::Str && pt.kind == Kind::Str {
+            p = prev;
+        } else {
+            return q;
+        }
+    }
+}
+
+/// Rewrites the slices (`X[a:b]`, `X[::c]`) of a tag's tokens into
+/// `((X)|__slice(a, b, c))`.
+pub(crate) fn slices(src: &str, toks: &[Tok], edits: &mut Edits) {
+    for (k, t) in toks.iter().enumerate() {
+        if !is_op(src, t, "[") || k == 0 || !ends_operand(src, &toks[k - 1]) {
+            continue;
+        }
+        let close = matching(src, toks, k);
+        if close <= k || !is_op(src, &toks[close], "]") {
+            continue;
+        }
+        // top-level colons inside the brackets
+        let mut depth = 0usize;
+        let mut colons = Vec::new();
+        for (j, u) in toks.iter().enumerate().take(close).skip(k + 1) {
+            if u.kind == Kind::Op {
+                match text(src, u) {
+                    "(" | "[" | "{" => depth += 1,
+                    ")" | "]" | "}" => depth = depth.saturating_sub(1),
+                    ":" if depth == 0 => colons.push(j),
+                    _ => {}
+                }
+            }
+        }
+        if colons.is_empty() || colons.len() > 2 {
+            continue;
+        }
+        let base = postfix_start(src, toks, k - 1);
+        let mut bounds = vec![k];
+        bounds.extend(&colons);
+        bounds.push(close);
+        let empty = |i: usize| bounds[i] + 1 == bounds[i + 1];
+        edits.wrap(toks[base].start, toks[k - 1].end, "((", ")");
+        edits.replace(
+            t.start,
+            t.end,
+            format!("|{SLICE_FILTER}({}", if empty(0) { "none" } else { "" }),
+        );
+        for (i, &c) in colons.iter().enumerate() {
+            let part_empty = empty(i + 1);
+            edits.replace(
+                toks[c].start,
+                toks[c].end,
+                if part_empty { ", none" } else { ", " },
+            );
+        }
+        edits.replace(toks[close].start, toks[close].end, "))");
+    }
+}
+
+/// The first token of the unary-level operand (primary, postfix, filters,
+/// tests, signs) whose last token is `p`.
+fn operand_start(src: &str, toks: &[Tok], mut p: usize) -> Option<usize> {
+    let keyword = |t: &Tok| t.kind == Kind::Name && KEYWORDS.contains(&text(src, t));
+    let name_is = |i: usize, n: &str| toks.get(i).is_some_and(|t| is_name(src, t, n));
+    let mut q;
+    loop {
+        let t = &toks[p];
+        q = if t.kind == Kind::Op && matches!(text(src, t), ")" | "]" | "}") {
+            matching_back(src, toks, p)
+        } else {
+            p
+        };
+        let Some(prev) = q.checked_sub(1) else {
+            break;
+        };
+        let pt = &toks[prev];
+        let opens_postfix = is_op(src, &toks[q], "(") || is_op(src, &toks[q], "[");
+        if opens_postfix && ends_operand(src, pt) {
+            p = prev; // a call or subscript of what precedes
+        } else if is_op(src, pt, ".") || is_op(src, pt, "|") || is_name(src, pt, "is") {
+            p = prev.checked_sub(1)?;
+        } else if is_name(src, pt, "not") && prev >= 1 && name_is(prev - 1, "is") {
+            p = prev.checked_sub(2)?;
+        } else if pt.kind == Kind::Name
+            && !keyword(pt)
+            && toks[q].kind != Kind::Op
+            && prev >= 1
+            && (name_is(prev - 1, "is")
+                || (name_is(prev - 1, "not") && prev >= 2 && name_is(prev - 2, "is")))
+        {
+            p = prev; // a test's bare argument: `x is divisibleby 3`
+        } else if toks[q].kind == Kind::Str && pt.kind == Kind::Str {
+            p = prev; // adjacent string literals concatenate
+        } else {
+            break;
+        }
+    }
+    while q > 0
+        && (is_op(src, &toks[q - 1], "-") || is_op(src, &toks[q - 1], "+"))
+        && (q < 2 || !ends_operand(src, &toks[q - 2]))
+    {
+        q -= 1;
+    }
+    Some(q)
+}
+
+/// The last token of the unary-level operand (signs, primary, postfix,
+/// filters, tests) starting at `k`.
+fn unary_end(src: &str, toks: &[Tok], mut k: usize) -> Option<usize> {
+    while k < toks.len() && (is_op(src, &toks[k], "-") || is_op(src, &toks[k], "+")) {
+        k += 1;
+    }
+    let mut end = primary(src, toks, k)?;
+    loop {
+        let Some(n) = toks.get(end + 1) else {
+            return Some(end);
+        };
+        if is_op(src, n, ".") && toks.get(end + 2).is_some_and(|t| t.kind == Kind::Name) {
+            end += 2;
+        } else if is_op(src, n, "(") || is_op(src, n, "[") {
+            end = matching(src, toks, end + 1);
+        } else if is_op(src, n, "|") {
+            end += 2; // the filter's name
+            while toks.get(end + 1).is_some_and(|t| is_op(src, t, "."))
+                && toks.get(end + 2).is_some_and(|t| t.kind == Kind::Name)
+            {
+                end += 2;
+            }
+            if toks.get(end + 1).is_some_and(|t| is_op(src, t, "(")) {
+                end = matching(src, toks, end + 1);
+            }
+        } else if is_name(src, n, "is") {
+            end += 1;
+            if toks.get(end + 1).is_some_and(|t| is_name(src, t, "not")) {
+                end += 1;
+            }
+            end += 1; // the test's name
+            match toks.get(end + 1) {
+                Some(t) if is_op(src, t, "(") => end = matching(src, toks, end + 1),
+                Some(t)
+                    if matches!(t.kind, Kind::Str | Kind::Num)
+                        || (t.kind == Kind::Name && !KEYWORDS.contains(&text(src, t))) =>
+                {
+                    end = primary(src, toks, end + 1)?;
+                }
+                _ => {}
+            }
+        } else {
+            return Some(end.min(toks.len() - 1));
+        }
+        if end >= toks.len() {
+            return Some(toks.len() - 1);
+        }
+    }
+}
+
+/// The last token of a primary expression starting at `k`.
+fn primary(src: &str, toks: &[Tok], k: usize) -> Option<usize> {
+    let t = toks.get(k)?;
+    match t.kind {
+        Kind::Str => {
+            let mut end = k;
+            while toks.get(end + 1).is_some_and(|n| n.kind == Kind::Str) {
+                end += 1;
+            }
+            Some(end)
+        }
+        Kind::Num | Kind::Name => Some(k),
+        Kind::Op if matches!(text(src, t), "(" | "[" | "{") => Some(matching(src, toks, k)),
+        Kind::Op => None,
+    }
+}
