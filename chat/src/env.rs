@@ -10,10 +10,10 @@ use minijinja::value::{Rest, Value, ValueOrKwargs};
 use minijinja::{AutoEscape, Environment, Error, Output, State, UndefinedBehavior};
 
 use crate::error::{PyExc, py_err};
-use crate::exprs::{ADD_FILTER, MOD_FILTER, SLICE_FILTER};
+use crate::exprs::{ADD_FN, CONCAT_FN, MOD_FN, SLICE_FN};
 use crate::limits::Limits;
 use crate::repr;
-use crate::rewrite::{GENERATION_FILTER, ITER_FILTER, NS_GUARD_FILTER};
+use crate::rewrite::{GENERATION_FILTER, ITER_FN, SET_FN};
 
 /// Builds the environment for templates rendered under `limits`.
 pub(crate) fn environment(limits: &Limits) -> Environment<'static> {
@@ -40,7 +40,9 @@ pub(crate) fn environment(limits: &Limits) -> Environment<'static> {
     env.add_filter(GENERATION_FILTER, |state: &State, body: Value| {
         crate::limits::generation(state, body)
     });
-    env.add_filter(ITER_FILTER, |value: Value| -> Result<Value, Error> {
+    // The functions the source rewrite calls (`crate::rewrite`,
+    // `crate::exprs`).
+    env.add_function(ITER_FN, |value: Value| -> Result<Value, Error> {
         use minijinja::value::ValueKind;
         let iterable = match value.kind() {
             ValueKind::None | ValueKind::Bool | ValueKind::Number => false,
@@ -59,22 +61,28 @@ pub(crate) fn environment(limits: &Limits) -> Environment<'static> {
             )))
         }
     });
-    env.add_filter(MOD_FILTER, |lhs: Value, rhs: Value| {
+    env.add_function(MOD_FN, |lhs: Value, rhs: Value| {
         crate::ops::python_mod(&lhs, &rhs)
     });
-    env.add_filter(ADD_FILTER, |lhs: Value, rhs: Value| {
-        crate::ops::python_add(&lhs, &rhs)
+    let max = limits.output_bytes;
+    env.add_function(ADD_FN, move |lhs: Value, rhs: Value| {
+        crate::ops::python_add(&lhs, &rhs, max)
     });
-    env.add_filter(SLICE_FILTER, |args: Rest<ValueOrKwargs>| {
+    env.add_function(CONCAT_FN, move |args: Rest<Value>| {
+        crate::ops::concat(&args, max)
+    });
+    env.add_function(SLICE_FN, |args: Rest<ValueOrKwargs>| {
         let args = args.into_values();
         let arg = |i: usize| args.get(i).cloned().unwrap_or(Value::from(()));
         crate::ops::python_slice(&arg(0), &arg(1), &arg(2), &arg(3))
     });
-    env.add_filter(NS_GUARD_FILTER, |args: Rest<ValueOrKwargs>| {
-        let args = args.into_values();
-        let name = args.get(1).and_then(|v| v.as_str()).unwrap_or("_");
-        crate::globals::check_namespace_name(name)?;
-        Ok::<Value, Error>(args.first().cloned().unwrap_or_default())
+    let depth = limits.depth;
+    env.add_function(SET_FN, move |value: Value, name: Value| {
+        if let Some(name) = name.as_str() {
+            crate::globals::check_namespace_name(name)?;
+        }
+        crate::value::check_stored_depth(&value, depth)?;
+        Ok::<Value, Error>(value)
     });
     env
 }

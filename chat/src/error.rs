@@ -22,6 +22,7 @@ pub(crate) enum PyExc {
     KeyError,
     IndexError,
     RecursionError,
+    MemoryError,
 }
 
 impl PyExc {
@@ -40,6 +41,7 @@ impl PyExc {
             PyExc::KeyError => "KeyError",
             PyExc::IndexError => "IndexError",
             PyExc::RecursionError => "RecursionError",
+            PyExc::MemoryError => "MemoryError",
         }
     }
 }
@@ -207,6 +209,9 @@ impl RenderError {
             PyExc::ValueError => RenderErrorKind::Value,
             PyExc::RecursionError => RenderErrorKind::Limit {
                 which: Limit::Depth,
+            },
+            PyExc::MemoryError => RenderErrorKind::Limit {
+                which: Limit::Output,
             },
             other => RenderErrorKind::Other(other.name()),
         };

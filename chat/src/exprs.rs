@@ -1,23 +1,33 @@
 //! Expression-level rewrites: operators and subscripts whose Python meaning
-//! minijinja's do not have become calls of filters that have it, with the
+//! minijinja's do not have become calls of functions that have it, with the
 //! operand extents jinja2's parser gives them (its precedence: `or` <
 //! `and` < `not` < comparisons < `+ -` < `~` < `* / // %` < `**` < unary
 //! signs < filters and tests < postfix).
 //!
-//! - `A % B` becomes `(A)|__mod((B))` (string formatting);
-//! - `A + B` becomes `(A)|__add((B))` in templates that make safe strings
-//!   (`|safe`, `|e`): Python's `Markup + str` escapes the `str`;
-//! - `X[a:b:c]` becomes `((X)|__slice(a, b, c))`: Python slices `None` to
-//!   an undefined value, not to `[]`.
+//! - `A % B` becomes `__rt_mod((A), (B))` (string formatting);
+//! - `A + B` becomes `__rt_add((A), (B))`: Python's `+` (`Markup + str`
+//!   escapes the `str`, `str + int` is Python's `TypeError`);
+//! - `A ~ B ~ C` becomes `__rt_cat((A), (B), (C))`: Python's `str()` of
+//!   each part (`'x' ~ [1, 'a']` is `x[1, 'a']`), joined once;
+//! - `X[a:b:c]` becomes `__rt_slice((X), a, b, c)`: Python slices `None`
+//!   to an undefined value, not to `[]`.
+//!
+//! Strings made by `+` and `~` are where a template builds big data; going
+//! through the crate's functions also lets them refuse a string larger than
+//! the output bound before making it. (Functions rather than filters:
+//! minijinja charges a filter's fuel for the string it is applied to, on
+//! top of the string it makes.)
 
 use crate::lexer::{Kind, Tok};
 
-/// The filter doing Python's `%`.
-pub(crate) const MOD_FILTER: &str = "__mod";
-/// The filter doing Python's `+` (with `Markup`).
-pub(crate) const ADD_FILTER: &str = "__add";
-/// The filter doing Python's slicing.
-pub(crate) const SLICE_FILTER: &str = "__slice";
+/// The function doing Python's `%`.
+pub(crate) const MOD_FN: &str = "__rt_mod";
+/// The function doing Python's `+` (with `Markup`).
+pub(crate) const ADD_FN: &str = "__rt_add";
+/// The function doing jinja2's `~`.
+pub(crate) const CONCAT_FN: &str = "__rt_cat";
+/// The function doing Python's slicing.
+pub(crate) const SLICE_FN: &str = "__rt_slice";
 
 /// The edits to a source: replacements of token ranges, and wraps (text
 /// inserted before and after a range) that nest.
@@ -149,36 +159,11 @@ pub(crate) fn matching_back(src: &str, toks: &[Tok], close: usize) -> usize {
     0
 }
 
-/// Words that end an operand (keywords of looser operators and statements).
-pub(crate) const KEYWORDS: &[&str] = &[
-    "and",
-    "or",
-    "not",
-    "in",
-    "if",
-    "else",
-    "elif",
-    "for",
-    "set",
-    "recursive",
-    "with",
-    "without",
-    "context",
-    "import",
-    "from",
-    "as",
-    "macro",
-    "call",
-    "filter",
-    "endfor",
-    "endif",
-    "endset",
-    "print",
-    "do",
-    "include",
-    "extends",
-    "block",
-];
+/// The words of jinja2's expression grammar that are not names: an
+/// operand does not end with one, nor continue past one. (Statement words
+/// like `call`, `filter` or `block` are only keywords as a tag's first word,
+/// which the rewrites leave out; elsewhere they are ordinary names.)
+pub(crate) const KEYWORDS: &[&str] = &["and", "or", "not", "in", "is", "if", "else", "recursive"];
 
 /// Whether the token ends an operand (so a following `-` is binary).
 pub(crate) fn ends_operand(src: &str, t: &Tok) -> bool {
@@ -240,21 +225,60 @@ fn right_extent(src: &str, toks: &[Tok], k: usize, level: u8) -> Option<usize> {
 }
 
 /// Rewrites every binary `op` (of precedence `level`) in a tag's tokens
-/// into `(A)|filter((B))`.
-pub(crate) fn binop(src: &str, toks: &[Tok], op: &str, level: u8, filter: &str, edits: &mut Edits) {
+/// into `func((A), (B))`. With `chain`, a run `A op B op C` becomes one
+/// call `func((A), (B), (C))` (jinja2 evaluates `a ~ b ~ c` as one join,
+/// and one call makes one string instead of one per operator).
+pub(crate) fn binop(
+    src: &str,
+    toks: &[Tok],
+    op: &str,
+    level: u8,
+    func: &str,
+    chain: bool,
+    edits: &mut Edits,
+) {
+    let mut done = vec![false; toks.len()];
     for (k, t) in toks.iter().enumerate() {
-        if !is_op(src, t, op) || binop_level(src, toks, k) != Some(level) || k + 1 >= toks.len() {
+        if done[k]
+            || !is_op(src, t, op)
+            || binop_level(src, toks, k) != Some(level)
+            || k + 1 >= toks.len()
+        {
             continue;
         }
-        let (Some(lhs), Some(rhs_end)) = (
-            left_extent(src, toks, k, level),
-            right_extent(src, toks, k + 1, level),
-        ) else {
+        let Some(lhs) = left_extent(src, toks, k, level) else {
             continue;
         };
-        edits.wrap(toks[lhs].start, toks[k - 1].end, "(", ")");
-        edits.replace(t.start, t.end, format!("|{filter}("));
-        edits.wrap(toks[k + 1].start, toks[rhs_end].end, "(", "))");
+        // the operands to the right: one, or the whole run
+        let mut ops = vec![k];
+        let mut ends = Vec::new();
+        let mut at = k;
+        while let Some(end) = right_extent(src, toks, at + 1, level) {
+            ends.push(end);
+            let next = end + 1;
+            if chain
+                && next + 1 < toks.len()
+                && is_op(src, &toks[next], op)
+                && binop_level(src, toks, next) == Some(level)
+            {
+                ops.push(next);
+                at = next;
+            } else {
+                break;
+            }
+        }
+        if ends.len() != ops.len() {
+            continue;
+        }
+        for &o in &ops {
+            done[o] = true;
+        }
+        edits.wrap(toks[lhs].start, toks[k - 1].end, format!("{func}(("), ")");
+        for (i, (&o, &end)) in ops.iter().zip(&ends).enumerate() {
+            edits.replace(toks[o].start, toks[o].end, ", ");
+            let close = if i + 1 == ops.len() { "))" } else { ")" };
+            edits.wrap(toks[o + 1].start, toks[end].end, "(", close);
+        }
     }
 }
 
@@ -286,7 +310,7 @@ fn postfix_start(src: &str, toks: &[Tok], mut p: usize) -> usize {
 }
 
 /// Rewrites the slices (`X[a:b]`, `X[::c]`) of a tag's tokens into
-/// `((X)|__slice(a, b, c))`.
+/// `__rt_slice((X), a, b, c)`.
 pub(crate) fn slices(src: &str, toks: &[Tok], edits: &mut Edits) {
     for (k, t) in toks.iter().enumerate() {
         if !is_op(src, t, "[") || k == 0 || !ends_operand(src, &toks[k - 1]) {
@@ -317,11 +341,16 @@ pub(crate) fn slices(src: &str, toks: &[Tok], edits: &mut Edits) {
         bounds.extend(&colons);
         bounds.push(close);
         let empty = |i: usize| bounds[i] + 1 == bounds[i + 1];
-        edits.wrap(toks[base].start, toks[k - 1].end, "((", ")");
+        edits.wrap(
+            toks[base].start,
+            toks[k - 1].end,
+            format!("{SLICE_FN}(("),
+            ")",
+        );
         edits.replace(
             t.start,
             t.end,
-            format!("|{SLICE_FILTER}({}", if empty(0) { "none" } else { "" }),
+            format!(", {}", if empty(0) { "none" } else { "" }),
         );
         for (i, &c) in colons.iter().enumerate() {
             let part_empty = empty(i + 1);
@@ -331,7 +360,7 @@ pub(crate) fn slices(src: &str, toks: &[Tok], edits: &mut Edits) {
                 if part_empty { ", none" } else { ", " },
             );
         }
-        edits.replace(toks[close].start, toks[close].end, "))");
+        edits.replace(toks[close].start, toks[close].end, ")");
     }
 }
 

@@ -477,7 +477,7 @@ fn format(_: &mut State, args: &[Value]) -> Result<Value, Error> {
             .iter()
             .map(|(k, v)| (Value::from(k.as_str()), v.clone()))
             .collect();
-        Value::from_object(crate::value::PyDict { map })
+        Value::from_object(crate::value::PyDict { map, depth: None })
     };
     let s = text(&soft_str(value));
     Ok(Value::from(crate::pyformat::percent_format(&s, &operand)?))

@@ -288,7 +288,7 @@ pub(crate) fn make_dict(args: &[Value]) -> Result<Value, Error> {
     for (k, v) in call.keywords {
         map.insert(Value::from(k), v);
     }
-    Ok(Value::from_object(PyDict { map }))
+    Ok(Value::from_object(PyDict { map, depth: None }))
 }
 
 /// transformers' `TemplateNamespace`: `dict(*args, **kwargs)` as the

@@ -110,10 +110,13 @@ pub struct GenerationSpan {
 }
 
 /// A rendered conversation.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Rendered {
     /// The text, byte for byte what transformers renders.
     pub text: String,
     /// The `{% generation %}` spans, in the order the blocks finished.
     pub generation: Vec<GenerationSpan>,
+    /// The fuel the render used (see [`Limits::fuel`](crate::Limits::fuel));
+    /// `None` with fuel off.
+    pub fuel_used: Option<u64>,
 }

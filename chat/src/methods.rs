@@ -134,7 +134,7 @@ fn dict_method(value: &Value, name: &str, args: &[Value]) -> Option<Result<Value
                 let v = value.get_item(&k)?;
                 map.insert(k, v);
             }
-            Ok(Value::from_object(PyDict { map }))
+            Ok(Value::from_object(PyDict { map, depth: None }))
         }),
         "fromkeys" => fromkeys(args),
         _ => return None,
@@ -155,7 +155,7 @@ pub(crate) fn fromkeys(args: &[Value]) -> Result<Value, Error> {
         crate::compare::check_hashable(&k)?;
         map.insert(k, fill.clone());
     }
-    Ok(Value::from_object(PyDict { map }))
+    Ok(Value::from_object(PyDict { map, depth: None }))
 }
 
 fn list_method(

@@ -135,11 +135,14 @@ fn escape_args(args: &Value) -> Result<Value, Error> {
 
 /// Python's `lhs + rhs` (the rewritten `+`, in templates with safe
 /// strings): `Markup + str` escapes the `str` and stays `Markup`.
-pub(crate) fn python_add(lhs: &Value, rhs: &Value) -> Result<Value, Error> {
+pub(crate) fn python_add(lhs: &Value, rhs: &Value, max: usize) -> Result<Value, Error> {
     for v in [lhs, rhs] {
         if v.is_undefined() {
             return Err(undefined_error(v));
         }
+    }
+    if let (Some(a), Some(b)) = (lhs.as_str(), rhs.as_str()) {
+        check_size(a.len() + b.len(), max)?;
     }
     if let (Some(a), Some(b)) = (lhs.as_str(), rhs.as_str())
         && (lhs.is_safe() || rhs.is_safe())
@@ -175,6 +178,46 @@ pub(crate) fn python_add(lhs: &Value, rhs: &Value) -> Result<Value, Error> {
         )));
     }
     add(lhs, rhs)
+}
+
+/// Refuses a string of `len` bytes past the output bound (a template
+/// doubling a string would otherwise fill memory before the fuel runs out).
+fn check_size(len: usize, max: usize) -> Result<(), Error> {
+    if len > max {
+        return Err(py_err(
+            PyExc::MemoryError,
+            format!("a string of {len} bytes exceeds the output bound of {max} bytes"),
+        ));
+    }
+    Ok(())
+}
+
+/// jinja2's `a ~ b ~ …`: `"".join(map(str, parts))` (undefined parts are
+/// empty).
+pub(crate) fn concat(parts: &[Value], max: usize) -> Result<Value, Error> {
+    fn piece(v: &Value) -> Result<std::borrow::Cow<'_, str>, Error> {
+        match v.as_str() {
+            Some(s) => Ok(std::borrow::Cow::Borrowed(s)),
+            None => {
+                let mut out = String::new();
+                repr::write_str(v, &mut out).map_err(|_| {
+                    py_err(
+                        PyExc::RecursionError,
+                        "maximum recursion depth exceeded while getting the repr of an object",
+                    )
+                })?;
+                Ok(std::borrow::Cow::Owned(out))
+            }
+        }
+    }
+    let pieces = parts.iter().map(piece).collect::<Result<Vec<_>, Error>>()?;
+    let len = pieces.iter().map(|p| p.len()).sum();
+    check_size(len, max)?;
+    let mut out = String::with_capacity(len);
+    for p in &pieces {
+        out.push_str(p);
+    }
+    Ok(Value::from(out))
 }
 
 /// A slice bound: `None` or an integer; anything else makes Python's

@@ -14,12 +14,13 @@
 //! - `{% for x in EXPR %}` iterates `(EXPR)|__iter`, which raises Python's
 //!   `TypeError` for what Python cannot iterate (`None`, numbers), where
 //!   minijinja would iterate nothing;
-//! - `A % B` becomes `(A)|__mod((B))`: Python's `%` formats strings
-//!   (`'%s: %d' % (name, n)`), minijinja's only takes remainders;
-//! - `{% set ns._name = value %}`: transformers' `TemplateNamespace`
-//!   refuses underscore attributes with a `SecurityError` once the value is
-//!   computed; minijinja's namespaces take any name, so the value is piped
-//!   through a filter that raises that error.
+//! - operators and slices whose Python meaning differs from minijinja's
+//!   become filter calls ([`crate::exprs`]: `%`, `+`, `~`, `x[a:b]`);
+//! - `{% set target = value %}`: the value is piped through a filter that
+//!   raises transformers' `SecurityError` for an underscore attribute of a
+//!   namespace (`TemplateNamespace` refuses them once the value is
+//!   computed; minijinja's namespaces take any name), and bounds how deeply
+//!   stored values nest.
 
 use crate::error::ChatError;
 use crate::exprs::{Edits, binop, depths, is_name, slices, text};
@@ -28,17 +29,17 @@ use crate::lexer::{Kind, Tok, decode_literal, encode_literal, find, find_endraw,
 /// The filter `{% generation %}` turns into (`filter __g` has the length of
 /// `generation`, so error columns stay right).
 pub(crate) const GENERATION_FILTER: &str = "__g";
-/// The filter guarding underscore namespace attributes.
-pub(crate) const NS_GUARD_FILTER: &str = "__nsg";
-/// The filter checking a `for` loop's iterable.
-pub(crate) const ITER_FILTER: &str = "__iter";
+/// The function every `set` value goes through (underscore namespace
+/// attributes, nesting depth).
+pub(crate) const SET_FN: &str = "__rt_set";
+/// The function checking a `for` loop's iterable.
+pub(crate) const ITER_FN: &str = "__rt_iter";
 
 /// Rewrites `source` (see the module docs).
 pub(crate) fn rewrite(source: &str) -> Result<String, ChatError> {
     let src = normalize_newlines(source);
     let bytes = src.as_bytes();
     let mut edits = Edits::default();
-    let markup = makes_markup(&src);
     let mut i = 0;
     while let Some(open) = find(bytes, i, b"{") {
         let Some(&next) = bytes.get(open + 1) else {
@@ -62,11 +63,25 @@ pub(crate) fn rewrite(source: &str) -> Result<String, ChatError> {
                         edits.replace(t.start, t.end, encode_literal(&value));
                     }
                 }
-                binop(&src, &toks, "%", 7, crate::exprs::MOD_FILTER, &mut edits);
-                if markup {
-                    binop(&src, &toks, "+", 5, crate::exprs::ADD_FILTER, &mut edits);
-                }
-                slices(&src, &toks, &mut edits);
+                // A block's first word is the statement's keyword, not an
+                // operand.
+                let expr = if is_block {
+                    toks.get(1..).unwrap_or(&[])
+                } else {
+                    &toks[..]
+                };
+                binop(&src, expr, "%", 7, crate::exprs::MOD_FN, false, &mut edits);
+                binop(&src, expr, "+", 5, crate::exprs::ADD_FN, false, &mut edits);
+                binop(
+                    &src,
+                    expr,
+                    "~",
+                    6,
+                    crate::exprs::CONCAT_FN,
+                    true,
+                    &mut edits,
+                );
+                slices(&src, expr, &mut edits);
                 if is_block {
                     let name = toks
                         .first()
@@ -96,27 +111,6 @@ pub(crate) fn rewrite(source: &str) -> Result<String, ChatError> {
         }
     }
     Ok(edits.apply(&src))
-}
-
-/// Whether the template may make safe strings (`Markup`), whose `+`
-/// escapes: it applies a filter that makes them.
-fn makes_markup(src: &str) -> bool {
-    let b = src.as_bytes();
-    let mut i = 0;
-    while let Some(p) = find(b, i, b"|") {
-        let rest = src[p + 1..].trim_start();
-        let name_len = rest
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .unwrap_or(rest.len());
-        if matches!(
-            &rest[..name_len],
-            "safe" | "e" | "escape" | "forceescape" | "xmlattr" | "urlize"
-        ) {
-            return true;
-        }
-        i = p + 1;
-    }
-    false
 }
 
 pub(crate) fn normalize_newlines(source: &str) -> String {
@@ -151,29 +145,40 @@ fn wrap_for(src: &str, toks: &[Tok], edits: &mut Edits) {
     edits.wrap(
         toks[first].start,
         toks[last - 1].end,
-        "(",
-        format!(")|{ITER_FILTER}"),
+        format!("{ITER_FN}(("),
+        "))",
     );
 }
 
 /// `set NS._name = VALUE`: VALUE becomes `(VALUE)|__nsg("_name")`.
+///
+/// Every assigned value goes through the filter, which also bounds how
+/// deeply the stored value nests: a loop wrapping a namespace's value in a
+/// list each time (`{% set ns.x = [ns.x] %}`) would otherwise build a chain
+/// whose drop recurses past any stack.
 fn guard_set(src: &str, toks: &[Tok], edits: &mut Edits) {
     let tx = |k: usize| toks.get(k).map(|t| text(src, t));
-    let ok = toks.len() > 5
-        && toks[1].kind == Kind::Name
-        && tx(2) == Some(".")
-        && toks[3].kind == Kind::Name
-        && tx(3).is_some_and(|n| n.starts_with('_'))
-        && tx(4) == Some("=");
-    if !ok {
+    // the `=` at depth 0 ends the target
+    let d = depths(src, toks);
+    let Some(eq) = (1..toks.len()).find(|&k| d[k] == 0 && tx(k) == Some("=")) else {
+        return; // a block set: its value is a string
+    };
+    if eq + 1 >= toks.len() {
         return;
     }
-    let name = tx(3).unwrap_or("_");
+    let attr =
+        (eq == 4 && toks[1].kind == Kind::Name && tx(2) == Some(".") && toks[3].kind == Kind::Name)
+            .then(|| tx(3))
+            .flatten();
+    let name = match attr {
+        Some(a) => format!("\"{a}\""),
+        None => "none".to_owned(),
+    };
     edits.wrap(
-        toks[5].start,
+        toks[eq + 1].start,
         toks[toks.len() - 1].end,
-        "(",
-        format!(")|{NS_GUARD_FILTER}(\"{name}\")"),
+        format!("{SET_FN}(("),
+        format!("), {name})"),
     );
 }
 
@@ -201,23 +206,31 @@ mod tests {
     }
 
     #[test]
-    fn guards_underscore_namespace_attributes() {
+    fn guards_set_values() {
         assert_eq!(
-            rw("{% set ns._x = 1 + 2 -%}"),
-            "{% set ns._x = (1 + 2)|__nsg(\"_x\") -%}"
+            rw("{% set ns._x = 1 * 2 -%}"),
+            "{% set ns._x = __rt_set((1 * 2), \"_x\") -%}"
         );
-        assert_eq!(rw("{% set ns.x = 1 %}"), "{% set ns.x = 1 %}");
+        assert_eq!(
+            rw("{% set ns.x = 1 %}"),
+            "{% set ns.x = __rt_set((1), \"x\") %}"
+        );
+        assert_eq!(
+            rw("{% set a, b = t %}"),
+            "{% set a, b = __rt_set((t), none) %}"
+        );
+        assert_eq!(rw("{% set x %}y{% endset %}"), "{% set x %}y{% endset %}");
     }
 
     #[test]
     fn checks_for_iterables() {
         assert_eq!(
             rw("{% for a, b in x.items() if a recursive %}"),
-            "{% for a, b in (x.items())|__iter if a recursive %}"
+            "{% for a, b in __rt_iter((x.items())) if a recursive %}"
         );
         assert_eq!(
             rw("{%- for m in messages -%}"),
-            "{%- for m in (messages)|__iter -%}"
+            "{%- for m in __rt_iter((messages)) -%}"
         );
     }
 
@@ -232,28 +245,53 @@ mod tests {
     }
 
     #[test]
-    fn percent_becomes_python_modulo() {
-        assert_eq!(rw("{{ '%s'%x }}"), "{{ ('%s')|__mod((x)) }}");
-        assert_eq!(rw("{{ '%s' % x }}"), "{{ ('%s') |__mod( (x)) }}");
-        assert_eq!(
-            rw("{{ a ~ 'v=%d'%(n, m)|length ~ b }}"),
-            "{{ a ~ ('v=%d')|__mod(((n, m)|length)) ~ b }}"
-        );
-        assert_eq!(rw("{{ x * y%z + 1 }}"), "{{ (x * y)|__mod((z)) + 1 }}");
-        assert_eq!(rw("{{ a%b%c }}"), "{{ ((a)|__mod((b)))|__mod((c)) }}");
-        assert_eq!(rw("{{ -m.x[0](1)%2 }}"), "{{ (-m.x[0](1))|__mod((2)) }}");
-        assert_eq!(
-            rw("{% for i in range(n) if i%2 %}"),
-            "{% for i in (range(n))|__iter if (i)|__mod((2)) %}"
-        );
-        assert_eq!(
-            rw("{% set x = loop.index0%2 == 0 %}"),
-            "{% set x = (loop.index0)|__mod((2)) == 0 %}"
-        );
-        assert_eq!(
-            rw("{{ x is divisibleby 3%2 }}"),
-            "{{ (x is divisibleby 3)|__mod((2)) }}"
-        );
+    fn operators_become_python_functions() {
+        let cases = [
+            ("{{ '%s'%x }}", "{{ __rt_mod(('%s'), (x)) }}"),
+            ("{{ '%s' % x }}", "{{ __rt_mod(('%s') ,  (x)) }}"),
+            (
+                "{{ a~'v=%d'%(n, m)|length~b }}",
+                "{{ __rt_cat((a), (__rt_mod(('v=%d'), ((n, m)|length))), (b)) }}",
+            ),
+            (
+                "{{ x * y%z+1 }}",
+                "{{ __rt_add((__rt_mod((x * y), (z))), (1)) }}",
+            ),
+            ("{{ a+b~c }}", "{{ __rt_add((a), (__rt_cat((b), (c)))) }}"),
+            ("{{ a~b+c }}", "{{ __rt_add((__rt_cat((a), (b))), (c)) }}"),
+            ("{{ a~b~c*d~e }}", "{{ __rt_cat((a), (b), (c*d), (e)) }}"),
+            ("{{ -a+b }}", "{{ __rt_add((-a), (b)) }}"),
+            ("{{ a-b+c }}", "{{ __rt_add((a-b), (c)) }}"),
+            ("{{ f(a+b, c) }}", "{{ f(__rt_add((a), (b)), c) }}"),
+            (
+                "{{ 'a'~call['n']~'b' }}",
+                "{{ __rt_cat(('a'), (call['n']), ('b')) }}",
+            ),
+            ("{% elif -a+b %}", "{% elif __rt_add((-a), (b)) %}"),
+            ("{{ a%b%c }}", "{{ __rt_mod((__rt_mod((a), (b))), (c)) }}"),
+            ("{{ -m.x[0](1)%2 }}", "{{ __rt_mod((-m.x[0](1)), (2)) }}"),
+            (
+                "{% for i in range(n) if i%2 %}",
+                "{% for i in __rt_iter((range(n))) if __rt_mod((i), (2)) %}",
+            ),
+            (
+                "{% set x = loop.index0%2 == 0 %}",
+                "{% set x = __rt_set((__rt_mod((loop.index0), (2)) == 0), none) %}",
+            ),
+            (
+                "{{ x is divisibleby 3%2 }}",
+                "{{ __rt_mod((x is divisibleby 3), (2)) }}",
+            ),
+            ("{{ a[1:] }}", "{{ __rt_slice((a), 1, none) }}"),
+            (
+                "{{ a.b[::-1].c }}",
+                "{{ __rt_slice((a.b), none, none, -1).c }}",
+            ),
+            ("{{ -x[:2] }}", "{{ -__rt_slice((x), none, 2) }}"),
+        ];
+        for (src, want) in cases {
+            assert_eq!(rw(src), want, "{src}");
+        }
     }
 
     #[test]

@@ -283,10 +283,7 @@ impl ChatTemplates {
             input,
             &self.special_tokens,
         )?;
-        Ok(out.pop().unwrap_or(Rendered {
-            text: String::new(),
-            generation: Vec::new(),
-        }))
+        Ok(out.pop().unwrap_or_default())
     }
 }
 

@@ -67,10 +67,7 @@ impl ChatTemplate {
     /// does (or `apply_chat_template`, per [`RenderInput::entry`]).
     pub fn render(&self, input: &RenderInput) -> Result<Rendered, RenderError> {
         let mut out = self.render_batch(std::slice::from_ref(&input.messages), input)?;
-        Ok(out.pop().unwrap_or(Rendered {
-            text: String::new(),
-            generation: Vec::new(),
-        }))
+        Ok(out.pop().unwrap_or_default())
     }
 
     /// Renders several conversations with the same tools, documents and
@@ -92,6 +89,17 @@ impl ChatTemplate {
         input: &RenderInput,
         defaults: &Map<String, Json>,
     ) -> Result<Vec<Rendered>, RenderError> {
+        // Checked before anything copies the data: a copy recurses.
+        let depth = self.limits.depth;
+        let deep = |v: &Json| crate::value::too_deep(v, depth);
+        if conversations.iter().flatten().any(deep)
+            || input.tools.iter().flatten().any(deep)
+            || input.documents.iter().flatten().any(deep)
+            || input.kwargs.values().any(deep)
+            || defaults.values().any(deep)
+        {
+            return Err(depth_error());
+        }
         let shared = prepare::shared(input, defaults, self.limits.depth)?;
         let mut out = Vec::with_capacity(conversations.len());
         for messages in conversations {
@@ -144,10 +152,10 @@ impl ChatTemplate {
             counter,
         };
         crate::value::clear_last_miss();
-        let result = template.render_captured_to(root, &mut writer).map(drop);
-        if let Err(e) = result {
-            return Err(crate::errmap::map_error(&e));
-        }
+        let fuel_used = match template.render_captured_to(root, &mut writer) {
+            Ok(captured) => captured.state().fuel_levels().map(|(used, _)| used),
+            Err(e) => return Err(crate::errmap::map_error(&e)),
+        };
         let text = String::from_utf8(writer.buf).map_err(|_| {
             RenderError::new(RenderErrorKind::Other("UnicodeError"), "invalid output")
         })?;
@@ -161,7 +169,11 @@ impl ChatTemplate {
             None => text,
         };
         let generation = spans_of(&text, &spans);
-        Ok(Rendered { text, generation })
+        Ok(Rendered {
+            text,
+            generation,
+            fuel_used,
+        })
     }
 }
 

@@ -28,12 +28,17 @@ use crate::repr;
 #[derive(Debug, Default)]
 pub(crate) struct PyDict {
     pub(crate) map: IndexMap<Value, Value>,
+    /// How deeply the dict nests (1: no containers inside), when known: the
+    /// depth check of stored values need not walk input data again.
+    pub(crate) depth: Option<usize>,
 }
 
 /// A Python `list` built from JSON.
 #[derive(Debug, Default)]
 pub(crate) struct PyList {
     pub(crate) items: Vec<Value>,
+    /// As [`PyDict::depth`].
+    pub(crate) depth: Option<usize>,
 }
 
 /// The attributes jinja2 finds on a `dict` with `getattr` (methods). Names
@@ -439,10 +444,19 @@ impl Object for DictView {
 /// Converts JSON into template values, refusing nesting deeper than `depth`
 /// (the conversion, printing and `tojson` recurse).
 pub(crate) fn from_json(value: &serde_json::Value, depth: usize) -> Result<Value, DepthExceeded> {
+    from_json_depth(value, depth).map(|(v, _)| v)
+}
+
+/// [`from_json`], with the depth of the value made.
+fn from_json_depth(
+    value: &serde_json::Value,
+    depth: usize,
+) -> Result<(Value, usize), DepthExceeded> {
     if depth == 0 {
         return Err(DepthExceeded);
     }
-    Ok(match value {
+    let mut inner = 0;
+    let v = match value {
         serde_json::Value::Null => Value::from(()),
         serde_json::Value::Bool(b) => Value::from(*b),
         serde_json::Value::Number(n) => {
@@ -458,18 +472,92 @@ pub(crate) fn from_json(value: &serde_json::Value, depth: usize) -> Result<Value
         serde_json::Value::Array(items) => {
             let mut out = Vec::with_capacity(items.len());
             for item in items {
-                out.push(from_json(item, depth - 1)?);
+                let (v, d) = from_json_depth(item, depth - 1)?;
+                inner = inner.max(d);
+                out.push(v);
             }
-            Value::from_object(PyList { items: out })
+            Value::from_object(PyList {
+                items: out,
+                depth: Some(inner + 1),
+            })
         }
         serde_json::Value::Object(map) => {
             let mut out = IndexMap::with_capacity(map.len());
             for (k, v) in map {
-                out.insert(Value::from(k.as_str()), from_json(v, depth - 1)?);
+                let (v, d) = from_json_depth(v, depth - 1)?;
+                inner = inner.max(d);
+                out.insert(Value::from(k.as_str()), v);
             }
-            Value::from_object(PyDict { map: out })
+            Value::from_object(PyDict {
+                map: out,
+                depth: Some(inner + 1),
+            })
         }
-    })
+    };
+    let own = match value {
+        serde_json::Value::Array(_) | serde_json::Value::Object(_) => inner + 1,
+        _ => 0,
+    };
+    Ok((v, own))
+}
+
+/// Fails when `value` nests containers more than `limit` deep (a stored
+/// value; see the `set` rewrite). Iterative, and it does not descend into
+/// input data, whose depth is known, nor consume generators.
+pub(crate) fn check_stored_depth(value: &Value, limit: usize) -> Result<(), Error> {
+    use minijinja::value::ValueKind;
+    // (value, how many containers enclose it)
+    let mut stack: Vec<(Value, usize)> = vec![(value.clone(), 0)];
+    while let Some((v, d)) = stack.pop() {
+        let known = v
+            .downcast_object_ref::<PyDict>()
+            .map(|x| x.depth)
+            .or_else(|| v.downcast_object_ref::<PyList>().map(|x| x.depth))
+            .flatten();
+        let container = known.is_some()
+            || matches!(v.kind(), ValueKind::Seq | ValueKind::Iterable)
+            || repr::is_dict(&v);
+        if !container {
+            continue;
+        }
+        if d + known.unwrap_or(1) > limit {
+            return Err(py_err(
+                PyExc::RecursionError,
+                format!("a value nested more than {limit} deep was stored"),
+            ));
+        }
+        if known.is_some() || v.downcast_object_ref::<PyIter>().is_some() {
+            continue;
+        }
+        if repr::is_dict(&v) {
+            if let Ok(keys) = v.try_iter() {
+                for k in keys {
+                    let item = v.get_item(&k).unwrap_or_default();
+                    stack.push((item, d + 1));
+                }
+            }
+        } else if let Ok(items) = v.try_iter() {
+            stack.extend(items.map(|i| (i, d + 1)));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `value` nests deeper than `limit` (iteratively: the caller's
+/// data may be too deep for any recursion, including `clone`).
+pub(crate) fn too_deep(value: &serde_json::Value, limit: usize) -> bool {
+    let mut stack: Vec<(&serde_json::Value, usize)> = vec![(value, 1)];
+    while let Some((v, d)) = stack.pop() {
+        if d > limit {
+            return true;
+        }
+        match v {
+            serde_json::Value::Array(items) => stack.extend(items.iter().map(|i| (i, d + 1))),
+            serde_json::Value::Object(map) => stack.extend(map.values().map(|i| (i, d + 1))),
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Input nested deeper than [`crate::Limits::depth`].
