@@ -167,3 +167,34 @@ pub(crate) fn check_hashable(v: &Value) -> Result<(), Error> {
         _ => Ok(()),
     }
 }
+
+/// Python's `a < b` (and `>`, `<=`, `>=`): unlike types are a `TypeError`,
+/// an undefined operand jinja2's `UndefinedError`, NaN compares false.
+pub(crate) fn py_compare(a: &Value, op: &str, b: &Value) -> Result<Value, Error> {
+    for v in [a, b] {
+        if v.is_undefined() {
+            return Err(crate::ops::undefined_error(v));
+        }
+    }
+    if let (Some(x), Some(y)) = (number(a), number(b)) {
+        let o = num_cmp(&x, &y);
+        return Ok(Value::from(o.is_some_and(|o| holds(o, op))));
+    }
+    let o = py_cmp(a, b).map_err(|_| {
+        type_err(format!(
+            "'{op}' not supported between instances of '{}' and '{}'",
+            repr::type_name(a),
+            repr::type_name(b)
+        ))
+    })?;
+    Ok(Value::from(holds(o, op)))
+}
+
+fn holds(o: Ordering, op: &str) -> bool {
+    match op {
+        "<" => o.is_lt(),
+        ">" => o.is_gt(),
+        "<=" => o.is_le(),
+        _ => o.is_ge(),
+    }
+}

@@ -10,7 +10,7 @@ use minijinja::value::{Rest, Value, ValueOrKwargs};
 use minijinja::{AutoEscape, Environment, Error, Output, State, UndefinedBehavior};
 
 use crate::error::{PyExc, py_err};
-use crate::exprs::{ADD_FN, CONCAT_FN, MOD_FN, SLICE_FN};
+use crate::exprs::{ADD_FN, CMP_FN, CONCAT_FN, IN_FN, MOD_FN, SLICE_FN};
 use crate::limits::Limits;
 use crate::repr;
 use crate::rewrite::{GENERATION_FILTER, ITER_FN, SET_FN};
@@ -75,6 +75,16 @@ pub(crate) fn environment(limits: &Limits) -> Environment<'static> {
         let args = args.into_values();
         let arg = |i: usize| args.get(i).cloned().unwrap_or(Value::from(()));
         crate::ops::python_slice(&arg(0), &arg(1), &arg(2), &arg(3))
+    });
+    env.add_function(CMP_FN, |lhs: Value, op: String, rhs: Value| {
+        crate::compare::py_compare(&lhs, &op, &rhs)
+    });
+    env.add_function(IN_FN, |lhs: Value, rhs: Value| {
+        if rhs.is_undefined() && !lhs.is_undefined() {
+            // `x in undefined`: iterating the undefined value is empty
+            return Ok(Value::from(false));
+        }
+        crate::tests::py_contains(&rhs, &lhs).map(Value::from)
     });
     let depth = limits.depth;
     env.add_function(SET_FN, move |value: Value, name: Value| {

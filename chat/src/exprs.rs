@@ -10,7 +10,13 @@
 //! - `A ~ B ~ C` becomes `__rt_cat((A), (B), (C))`: Python's `str()` of
 //!   each part (`'x' ~ [1, 'a']` is `x[1, 'a']`), joined once;
 //! - `X[a:b:c]` becomes `__rt_slice((X), a, b, c)`: Python slices `None`
-//!   to an undefined value, not to `[]`.
+//!   to an undefined value, not to `[]`;
+//! - `A < B` (and `>`, `<=`, `>=`) becomes `__rt_cmp((A), "<", (B))` and
+//!   `A in B` / `A not in B` become `__rt_in((A), (B))` /
+//!   `(not __rt_in((A), (B)))`: Python refuses to order unlike types
+//!   (`1 < "a"`, `None < 1`) and an undefined operand, and `1 in "abc"` is
+//!   its `TypeError`, where minijinja answers. Chained comparisons
+//!   (`a < b < c`) are left to minijinja.
 //!
 //! Strings made by `+` and `~` are where a template builds big data; going
 //! through the crate's functions also lets them refuse a string larger than
@@ -26,6 +32,10 @@ pub(crate) const MOD_FN: &str = "__rt_mod";
 pub(crate) const ADD_FN: &str = "__rt_add";
 /// The function doing jinja2's `~`.
 pub(crate) const CONCAT_FN: &str = "__rt_cat";
+/// The function doing Python's ordering comparisons.
+pub(crate) const CMP_FN: &str = "__rt_cmp";
+/// The function doing Python's `in`.
+pub(crate) const IN_FN: &str = "__rt_in";
 /// The function doing Python's slicing.
 pub(crate) const SLICE_FN: &str = "__rt_slice";
 
@@ -278,6 +288,83 @@ pub(crate) fn binop(
             edits.replace(toks[o].start, toks[o].end, ", ");
             let close = if i + 1 == ops.len() { "))" } else { ")" };
             edits.wrap(toks[o + 1].start, toks[end].end, "(", close);
+        }
+    }
+}
+
+/// Whether a level-4 (comparison) operator sits among `toks[from..to]` at
+/// bracket depth 0 of that range (the operand of a comparison chain).
+fn has_comparison(src: &str, toks: &[Tok], from: usize, to: usize) -> bool {
+    let mut depth = 0usize;
+    for k in from..to.min(toks.len()) {
+        let t = &toks[k];
+        if t.kind == Kind::Op {
+            match text(src, t) {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        if depth == 0 && binop_level(src, toks, k) == Some(4) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Rewrites the ordering comparisons and the `in` / `not in` tests of a
+/// tag's tokens (see the module docs).
+pub(crate) fn comparisons(src: &str, toks: &[Tok], edits: &mut Edits) {
+    for (k, t) in toks.iter().enumerate() {
+        let ordering = t.kind == Kind::Op && matches!(text(src, t), "<" | ">" | "<=" | ">=");
+        let contains = is_name(src, t, "in");
+        if !(ordering || contains) || k == 0 || k + 1 >= toks.len() {
+            continue;
+        }
+        // `a not in b`: the operator is two words; `not` must follow an
+        // operand (else it is the unary `not`, and `in` has no left side
+        // here).
+        let negated = contains
+            && is_name(src, &toks[k - 1], "not")
+            && k >= 2
+            && ends_operand(src, &toks[k - 2]);
+        let op_start = if negated { k - 1 } else { k };
+        if op_start == 0 || !ends_operand(src, &toks[op_start - 1]) {
+            continue;
+        }
+        let Some(lhs) = left_extent(src, toks, op_start, 4) else {
+            continue;
+        };
+        let Some(rhs_end) = right_extent(src, toks, k + 1, 4) else {
+            continue;
+        };
+        // a chain (`a < b < c`) means `a < b and b < c`: leave it
+        if has_comparison(src, toks, lhs, op_start)
+            || binop_level(src, toks, rhs_end + 1) == Some(4)
+            || toks
+                .get(rhs_end + 1)
+                .is_some_and(|n| is_name(src, n, "not"))
+        {
+            continue;
+        }
+        if ordering {
+            edits.wrap(toks[lhs].start, toks[k - 1].end, format!("{CMP_FN}(("), ")");
+            edits.replace(t.start, t.end, format!(", \"{}\", ", text(src, t)));
+            edits.wrap(toks[k + 1].start, toks[rhs_end].end, "(", "))");
+        } else {
+            let open = if negated {
+                format!("(not {IN_FN}((")
+            } else {
+                format!("{IN_FN}((")
+            };
+            edits.wrap(toks[lhs].start, toks[op_start - 1].end, open, ")");
+            edits.replace(toks[op_start].start, t.end, ", ");
+            edits.wrap(
+                toks[k + 1].start,
+                toks[rhs_end].end,
+                "(",
+                if negated { ")))" } else { "))" },
+            );
         }
     }
 }

@@ -23,7 +23,7 @@
 //!   stored values nest.
 
 use crate::error::ChatError;
-use crate::exprs::{Edits, binop, depths, is_name, slices, text};
+use crate::exprs::{Edits, binop, comparisons, depths, is_name, slices, text};
 use crate::lexer::{Kind, Tok, decode_literal, encode_literal, find, find_endraw, lex_tag};
 
 /// The filter `{% generation %}` turns into (`filter __g` has the length of
@@ -65,11 +65,20 @@ pub(crate) fn rewrite(source: &str) -> Result<String, ChatError> {
                 }
                 // A block's first word is the statement's keyword, not an
                 // operand.
-                let expr = if is_block {
+                let mut expr = if is_block {
                     toks.get(1..).unwrap_or(&[])
                 } else {
                     &toks[..]
                 };
+                // In a for tag, the first `in` is the loop's.
+                if is_block && toks.first().is_some_and(|t| is_name(&src, t, "for")) {
+                    let d = depths(&src, expr);
+                    if let Some(p) =
+                        (0..expr.len()).find(|&j| d[j] == 0 && is_name(&src, &expr[j], "in"))
+                    {
+                        expr = &expr[p + 1..];
+                    }
+                }
                 binop(&src, expr, "%", 7, crate::exprs::MOD_FN, false, &mut edits);
                 binop(&src, expr, "+", 5, crate::exprs::ADD_FN, false, &mut edits);
                 binop(
@@ -82,6 +91,7 @@ pub(crate) fn rewrite(source: &str) -> Result<String, ChatError> {
                     &mut edits,
                 );
                 slices(&src, expr, &mut edits);
+                comparisons(&src, expr, &mut edits);
                 if is_block {
                     let name = toks
                         .first()
@@ -288,6 +298,23 @@ mod tests {
                 "{{ __rt_slice((a.b), none, none, -1).c }}",
             ),
             ("{{ -x[:2] }}", "{{ -__rt_slice((x), none, 2) }}"),
+            ("{{ a < b }}", "{{ __rt_cmp((a) , \"<\",  (b)) }}"),
+            (
+                "{{ a+1 >= b }}",
+                "{{ __rt_cmp((__rt_add((a), (1))) , \">=\",  (b)) }}",
+            ),
+            ("{{ a < b < c }}", "{{ a < b < c }}"),
+            ("{{ x in y }}", "{{ __rt_in((x) ,  (y)) }}"),
+            ("{{ x not in y.z }}", "{{ (not __rt_in((x) ,  (y.z))) }}"),
+            ("{{ not x in y }}", "{{ not __rt_in((x) ,  (y)) }}"),
+            (
+                "{% for a in b if a in c %}",
+                "{% for a in __rt_iter((b)) if __rt_in((a) ,  (c)) %}",
+            ),
+            (
+                "{% if a and b in c %}",
+                "{% if a and __rt_in((b) ,  (c)) %}",
+            ),
         ];
         for (src, want) in cases {
             assert_eq!(rw(src), want, "{src}");
