@@ -87,13 +87,19 @@ pub(crate) fn environment(limits: &Limits) -> Environment<'static> {
         crate::tests::py_contains(&rhs, &lhs).map(Value::from)
     });
     let depth = limits.depth;
-    env.add_function(SET_FN, move |value: Value, name: Value| {
-        if let Some(name) = name.as_str() {
-            crate::globals::check_namespace_name(name)?;
-        }
-        crate::value::check_stored_depth(&value, depth)?;
-        Ok::<Value, Error>(value)
-    });
+    env.add_function(
+        SET_FN,
+        move |value: Value, name: Value, unpack: Option<usize>| {
+            if let Some(name) = name.as_str() {
+                crate::globals::check_namespace_name(name)?;
+            }
+            crate::value::check_stored_depth(&value, depth)?;
+            match unpack {
+                Some(n) => crate::ops::unpack(&value, n),
+                None => Ok::<Value, Error>(value),
+            }
+        },
+    );
     env
 }
 

@@ -260,7 +260,9 @@ fn invalid_operation(detail: &str, has_origin: bool) -> Option<RenderError> {
     if detail.contains("cannot be sliced") {
         return ty(detail.to_owned());
     }
-    if detail == "strings can only be multiplied with integers" {
+    if detail == "strings can only be multiplied with integers"
+        || detail == "sequences and iterables can only be multiplied with integers"
+    {
         return ty("can't multiply sequence by non-int of type 'float'".to_owned());
     }
     if has_origin {

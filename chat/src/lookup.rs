@@ -13,6 +13,13 @@ use crate::value::Unsafe;
 pub(crate) fn getattr(obj: &Value, name: &str) -> Value {
     match obj.kind() {
         ValueKind::Undefined => Value::UNDEFINED,
+        // a str's methods are its attributes (`s|attr('upper')`)
+        ValueKind::String if crate::pystr::is_method(name) => {
+            Value::from_object(crate::value::BoundMethod {
+                receiver: obj.clone(),
+                name: name.to_owned(),
+            })
+        }
         _ => obj.get_attr(name).unwrap_or_default(),
     }
 }

@@ -220,6 +220,32 @@ pub(crate) fn concat(parts: &[Value], max: usize) -> Result<Value, Error> {
     Ok(Value::from(out))
 }
 
+/// Python's unpacking of `value` into `n` targets (`set a, b = value`):
+/// the items as a list, or its `TypeError` / `ValueError`.
+pub(crate) fn unpack(value: &Value, n: usize) -> Result<Value, Error> {
+    if value.is_undefined() {
+        return Err(undefined_error(value));
+    }
+    let items = crate::seqfilters::py_iter(value).map_err(|_| {
+        type_err(format!(
+            "cannot unpack non-iterable {} object",
+            repr::type_name(value)
+        ))
+    })?;
+    if items.len() > n {
+        return Err(crate::error::value_err(format!(
+            "too many values to unpack (expected {n})"
+        )));
+    }
+    if items.len() < n {
+        return Err(crate::error::value_err(format!(
+            "not enough values to unpack (expected {n}, got {})",
+            items.len()
+        )));
+    }
+    Ok(Value::from(items))
+}
+
 /// A slice bound: `None` or an integer; anything else makes Python's
 /// `TypeError`, which jinja2's `getitem` turns into an undefined value.
 fn bound(v: &Value) -> Result<Option<i64>, ()> {

@@ -110,7 +110,9 @@ fn vformat(s: &str, lookup: &Lookup<'_>, depth: usize) -> Result<String, Error> 
             j += 1;
         }
         if j >= chars.len() {
-            return Err(value_err(if level > 1 {
+            return Err(value_err(if i + 1 >= chars.len() {
+                "Single '{' encountered in format string"
+            } else if level > 1 {
                 "unmatched '{' in format spec"
             } else {
                 "expected '}' before end of string"

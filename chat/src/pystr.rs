@@ -10,6 +10,59 @@ use crate::error::{PyExc, py_err, type_err, value_err};
 use crate::repr;
 use crate::unicode;
 
+/// The methods of `str` this module implements.
+const METHODS: &[&str] = &[
+    "upper",
+    "lower",
+    "casefold",
+    "title",
+    "capitalize",
+    "swapcase",
+    "strip",
+    "lstrip",
+    "rstrip",
+    "split",
+    "rsplit",
+    "splitlines",
+    "startswith",
+    "endswith",
+    "replace",
+    "find",
+    "rfind",
+    "index",
+    "rindex",
+    "count",
+    "join",
+    "partition",
+    "rpartition",
+    "removeprefix",
+    "removesuffix",
+    "center",
+    "ljust",
+    "rjust",
+    "zfill",
+    "expandtabs",
+    "format",
+    "format_map",
+    "isalnum",
+    "isalpha",
+    "isascii",
+    "isdecimal",
+    "isdigit",
+    "isnumeric",
+    "isspace",
+    "isprintable",
+    "islower",
+    "isupper",
+    "istitle",
+    "isidentifier",
+];
+
+/// Whether `str` has a method of this name.
+pub(crate) fn is_method(name: &str) -> bool {
+    METHODS.contains(&name)
+}
+
 /// Calls `s.name(*args)`; `None` when `str` has no such method.
 pub(crate) fn call(
     state: &State,

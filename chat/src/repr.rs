@@ -93,6 +93,7 @@ pub(crate) fn type_name(value: &Value) -> &'static str {
 pub(crate) fn is_macro(value: &Value) -> bool {
     value.kind() == ValueKind::Map
         && value.as_object().is_some()
+        && !is_own_dict(value)
         && debug_starts_with(value, "<macro ")
 }
 
@@ -107,7 +108,17 @@ pub(crate) fn is_dict(value: &Value) -> bool {
 pub(crate) fn is_namespace(value: &Value) -> bool {
     value.kind() == ValueKind::Map
         && value.as_object().is_some()
+        && !is_own_dict(value)
         && debug_starts_with(value, "Namespace")
+}
+
+/// A dict of the input data ([`crate::value::PyDict`]): the usual map, told
+/// apart by a type check before the `Debug` probe (which formats the
+/// object).
+fn is_own_dict(value: &Value) -> bool {
+    value
+        .downcast_object_ref::<crate::value::PyDict>()
+        .is_some()
 }
 
 /// Whether the `Debug` form of an object starts with `prefix`, reading no

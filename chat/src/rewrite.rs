@@ -99,6 +99,13 @@ pub(crate) fn rewrite(source: &str) -> Result<String, ChatError> {
                         .map(|t| &src[t.start..t.end]);
                     match name {
                         Some("raw") if toks.len() == 1 => {
+                            // jinja2 keeps the newline after `{% raw %}`
+                            // (trim_blocks does not apply); minijinja
+                            // trims it unless told `+%}`.
+                            let before = bytes.get(end.saturating_sub(3)).copied();
+                            if !matches!(before, Some(b'-' | b'+')) {
+                                edits.replace(end - 2, end - 2, "+");
+                            }
                             i = find_endraw(&src, end).unwrap_or(bytes.len());
                             continue;
                         }
@@ -184,11 +191,18 @@ fn guard_set(src: &str, toks: &[Tok], edits: &mut Edits) {
         Some(a) => format!("\"{a}\""),
         None => "none".to_owned(),
     };
+    // `set a, b = value` unpacks: the function checks it as Python does
+    let targets = (1..eq).filter(|&k| d[k] == 0 && tx(k) == Some(",")).count();
+    let count = if targets > 0 {
+        format!(", {}", targets + 1)
+    } else {
+        String::new()
+    };
     edits.wrap(
         toks[eq + 1].start,
         toks[toks.len() - 1].end,
         format!("{SET_FN}(("),
-        format!("), {name})"),
+        format!("), {name}{count})"),
     );
 }
 
@@ -211,8 +225,9 @@ mod tests {
     #[test]
     fn leaves_text_comments_and_raw_alone() {
         let src =
-            "{# {% generation %} #}{{ '{% generation %}' }}{% raw %}{% generation %}{% endraw %}x";
+            "{# {% generation %} #}{{ '{% generation %}' }}{% raw -%}{% generation %}{% endraw %}x";
         assert_eq!(rw(src), src);
+        assert_eq!(rw("{% raw %}a{% endraw %}"), "{% raw +%}a{% endraw %}");
     }
 
     #[test]
@@ -227,7 +242,7 @@ mod tests {
         );
         assert_eq!(
             rw("{% set a, b = t %}"),
-            "{% set a, b = __rt_set((t), none) %}"
+            "{% set a, b = __rt_set((t), none, 2) %}"
         );
         assert_eq!(rw("{% set x %}y{% endset %}"), "{% set x %}y{% endset %}");
     }

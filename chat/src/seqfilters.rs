@@ -439,6 +439,11 @@ fn sum(_: &mut State, args: &[Value]) -> Result<Value, Error> {
         items = items.iter().map(|i| getter.get(i)).collect();
     }
     let mut total = a[2].clone().unwrap_or(Value::from(0));
+    if total.kind() == ValueKind::String {
+        return Err(type_err(
+            "sum() can't sum strings [use ''.join(seq) instead]",
+        ));
+    }
     for item in items {
         total = crate::ops::add(&total, &item)?;
     }
@@ -610,6 +615,9 @@ fn attr(_: &mut State, args: &[Value]) -> Result<Value, Error> {
         return Ok(if is_attr { v } else { Value::UNDEFINED });
     }
     if crate::value::is_mapping(&obj) {
+        return Ok(Value::UNDEFINED);
+    }
+    if obj.kind() == ValueKind::String && !crate::pystr::is_method(&name) {
         return Ok(Value::UNDEFINED);
     }
     Ok(lookup::getattr(&obj, &name))
