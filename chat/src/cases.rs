@@ -131,7 +131,11 @@ fn case_input(case: &Json) -> Result<RenderInput, (&'static str, String)> {
             Some(v) => py_items(v).map(Some),
         }
     };
-    let messages = py_items(case.get("messages").unwrap_or(&Json::Null))?;
+    // render.py: `case.get("messages", [])` (an explicit null is iterated)
+    let messages = match case.get("messages") {
+        None => Vec::new(),
+        Some(v) => py_items(v)?,
+    };
     let kwargs = match case.get("kwargs") {
         None | Some(Json::Null) => Map::new(),
         Some(Json::Object(o)) => o.clone(),

@@ -16,32 +16,36 @@ use crate::strftime::DateTime;
 /// [`RenderErrorKind::Limit`](crate::RenderErrorKind::Limit), before it
 /// takes unbounded time, stack or memory.
 ///
-/// The defaults leave real templates far from any bound (the largest of the
-/// shared templates renders a long tool conversation with well under 1% of
-/// the fuel) and stop a hostile one within a fraction of a second.
+/// The defaults leave real templates far from any bound and stop a hostile
+/// one within a fraction of a second: the costliest of the shared templates
+/// renders a 400-message conversation with tools (170 KB of prompt) on 3.0
+/// million fuel, most on 0.5 million, while the whole budget runs out in
+/// about 0.2 s (release build).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// minijinja's fuel: about one unit per instruction executed and per 64
     /// bytes of data created (strings, lists, output), checked before a
-    /// large string is built (so `'x' * 10**9` fails without allocating).
-    /// `None` turns the budget off. Default 20,000,000 (≈ 1.2 GB of data
-    /// created over the whole render at most, typically far less alive).
+    /// large repetition is built (so `'x' * 10**9` fails without
+    /// allocating). `None` turns the budget off. Default 10,000,000: the
+    /// data a render creates, over its whole run, stays under about 640 MB.
     pub fuel: Option<u64>,
     /// How deep macros, blocks and loops may nest (minijinja's recursion
-    /// limit; minijinja caps it at 500). Default 200: deeper than Python's
-    /// 1000-frame limit allows jinja2 macros to go.
+    /// limit; minijinja caps it at 500). Default 200, which a 2 MiB thread
+    /// stack holds.
     pub recursion: usize,
-    /// The largest rendered text, in bytes. Default 64 MiB.
+    /// The largest rendered text, in bytes, and the largest string `~` and
+    /// `+` may make. Default 64 MiB.
     pub output_bytes: usize,
     /// How deeply the input data (messages, tools, documents, variables)
-    /// may nest, and how deep printing and `tojson` descend. Default 128.
+    /// may nest, how deeply a value stored with `{% set %}` may nest, and
+    /// how deep printing and `tojson` descend. Default 128.
     pub depth: usize,
 }
 
 impl Default for Limits {
     fn default() -> Limits {
         Limits {
-            fuel: Some(20_000_000),
+            fuel: Some(10_000_000),
             recursion: 200,
             output_bytes: 64 << 20,
             depth: 128,

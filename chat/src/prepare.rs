@@ -64,10 +64,13 @@ pub(crate) fn shared(
 ) -> Result<Shared, RenderError> {
     for key in input.kwargs.keys() {
         if let Some(name) = RESERVED.iter().find(|r| **r == key) {
+            // the reference renders with `return_assistant_tokens_mask=True`
+            // (the case format reports generation spans), whose call names
+            // `_render_with_assistant_indices`
             let func = if *name == "messages" {
-                "render"
+                "transformers.utils.chat_template_utils._render_with_assistant_indices"
             } else {
-                "render_jinja_template"
+                "transformers.utils.chat_template_utils.render_jinja_template"
             };
             return Err(type_error(format!(
                 "{func}() got multiple values for keyword argument '{name}'"

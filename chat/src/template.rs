@@ -204,7 +204,28 @@ fn syntax_error(e: &minijinja::Error, source: &str) -> ChatError {
         })
         .unwrap_or(1);
     let message = e.detail().map_or_else(|| e.to_string(), str::to_owned);
-    ChatError::syntax(message, line, column)
+    ChatError::syntax(jinja2_syntax_message(&message), line, column)
+}
+
+/// jinja2's wording of the commonest syntax errors (the class is the same
+/// for all; the wording follows minijinja's elsewhere).
+fn jinja2_syntax_message(m: &str) -> String {
+    if let Some(tag) = m.strip_prefix("unknown statement ") {
+        return format!("Encountered unknown tag '{tag}'.");
+    }
+    if let Some(rest) = m.strip_prefix("unexpected `")
+        && let Some((token, tail)) = rest.split_once('`')
+    {
+        // "unexpected `}`, expected `)`" / "unexpected `}`, expected end of variable block"
+        return match tail
+            .strip_prefix(", expected `")
+            .and_then(|t| t.strip_suffix('`'))
+        {
+            Some(want) => format!("unexpected '{token}', expected '{want}'"),
+            None => format!("unexpected '{token}'"),
+        };
+    }
+    m.to_owned()
 }
 
 impl ContinueFinal {
