@@ -10,7 +10,7 @@ use minijinja::value::{Rest, Value, ValueOrKwargs};
 use minijinja::{AutoEscape, Environment, Error, Output, State, UndefinedBehavior};
 
 use crate::error::{PyExc, py_err};
-use crate::exprs::{ADD_FN, CMP_FN, CONCAT_FN, IN_FN, MOD_FN, SLICE_FN};
+use crate::exprs::{ADD_FN, ATTR_FN, CMP_FN, CONCAT_FN, IN_FN, ITEM_FN, MOD_FN, SLICE_FN};
 use crate::limits::Limits;
 use crate::repr;
 use crate::rewrite::{GENERATION_FILTER, ITER_FN, SET_FN};
@@ -42,8 +42,11 @@ pub(crate) fn environment(limits: &Limits) -> Environment<'static> {
     });
     // The functions the source rewrite calls (`crate::rewrite`,
     // `crate::exprs`).
+    // Each counts itself (`crate::attrs::tick`), for the undefined-value
+    // messages.
     env.add_function(ITER_FN, |value: Value| -> Result<Value, Error> {
         use minijinja::value::ValueKind;
+        crate::attrs::tick();
         let iterable = match value.kind() {
             ValueKind::None | ValueKind::Bool | ValueKind::Number => false,
             ValueKind::Plain => value
@@ -62,24 +65,36 @@ pub(crate) fn environment(limits: &Limits) -> Environment<'static> {
         }
     });
     env.add_function(MOD_FN, |lhs: Value, rhs: Value| {
+        crate::attrs::tick();
         crate::ops::python_mod(&lhs, &rhs)
     });
     let max = limits.output_bytes;
     env.add_function(ADD_FN, move |lhs: Value, rhs: Value| {
+        crate::attrs::tick();
         crate::ops::python_add(&lhs, &rhs, max)
     });
     env.add_function(CONCAT_FN, move |args: Rest<Value>| {
+        crate::attrs::tick();
         crate::ops::concat(&args, max)
     });
     env.add_function(SLICE_FN, |args: Rest<ValueOrKwargs>| {
+        crate::attrs::tick();
         let args = args.into_values();
         let arg = |i: usize| args.get(i).cloned().unwrap_or(Value::from(()));
         crate::ops::python_slice(&arg(0), &arg(1), &arg(2), &arg(3))
     });
+    env.add_function(ATTR_FN, |obj: Value, name: String| {
+        crate::attrs::getattr(&obj, &name)
+    });
+    env.add_function(ITEM_FN, |obj: Value, key: Value| {
+        crate::attrs::getitem(&obj, &key)
+    });
     env.add_function(CMP_FN, |lhs: Value, op: String, rhs: Value| {
+        crate::attrs::tick();
         crate::compare::py_compare(&lhs, &op, &rhs)
     });
     env.add_function(IN_FN, |lhs: Value, rhs: Value| {
+        crate::attrs::tick();
         if rhs.is_undefined() && !lhs.is_undefined() {
             // `x in undefined`: iterating the undefined value is empty
             return Ok(Value::from(false));
@@ -90,6 +105,7 @@ pub(crate) fn environment(limits: &Limits) -> Environment<'static> {
     env.add_function(
         SET_FN,
         move |value: Value, name: Value, unpack: Option<usize>| {
+            crate::attrs::tick();
             if let Some(name) = name.as_str() {
                 crate::globals::check_namespace_name(name)?;
             }

@@ -29,10 +29,11 @@ pub(crate) fn map_error(e: &minijinja::Error) -> RenderError {
     let detail = e.detail().unwrap_or("");
     let (detail, origin) = split_origin(detail);
     let undefined = || {
-        RenderError::new(
-            RenderErrorKind::Undefined,
-            origin.map_or_else(|| "undefined value".to_owned(), undefined_message),
-        )
+        let message = match origin {
+            Some(expr) => undefined_message(expr),
+            None => crate::attrs::last_miss().unwrap_or_else(|| "undefined value".to_owned()),
+        };
+        RenderError::new(RenderErrorKind::Undefined, message)
     };
     let other = |name: &'static str, message: String| {
         RenderError::new(RenderErrorKind::Other(name), message)
@@ -116,41 +117,11 @@ fn undefined_message(expr: &str) -> String {
     if is_ident(expr) {
         return format!("'{expr}' is undefined");
     }
-    // The object's type: the last container lookup that missed this key
-    // (this crate's dicts and lists record it), else None (minijinja's own
-    // values: `None[0]`, `none.x`, the commonest in chat templates).
-    let owner = |key: &str| crate::value::last_miss(key);
-    if let Some(i) = expr.rfind('.')
-        && is_ident(&expr[i + 1..])
-        && !expr[i..].contains(']')
-    {
-        let name = &expr[i + 1..];
-        return match owner(name) {
-            Some(t) => format!("'{t} object' has no attribute '{name}'"),
-            None if &expr[..i] == "none" => format!("'None' has no attribute '{name}'"),
-            None => format!("'dict object' has no attribute '{name}'"),
-        };
-    }
-    if let Some(inner) = expr.strip_suffix(']')
-        && let Some(i) = inner.rfind('[')
-    {
-        let key = &inner[i + 1..];
-        if let Some(name) = key
-            .strip_prefix('"')
-            .and_then(|k| k.strip_suffix('"'))
-            .or_else(|| key.strip_prefix('\'').and_then(|k| k.strip_suffix('\'')))
-        {
-            return match owner(name) {
-                Some(t) => format!("'{t} object' has no attribute '{name}'"),
-                None => format!("'dict object' has no attribute '{name}'"),
-            };
-        }
-        if key.parse::<i64>().is_ok() {
-            return match owner(key) {
-                Some(t) => format!("{t} object has no element {key}"),
-                None => format!("None has no element {key}"),
-            };
-        }
+    // An attribute or item: jinja2 names the object the lookup failed on.
+    // Every lookup goes through `crate::attrs`, which kept the message of
+    // the last one that found nothing.
+    if let Some(m) = crate::attrs::last_miss() {
+        return m;
     }
     format!("'{expr}' is undefined")
 }

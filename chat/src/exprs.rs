@@ -16,7 +16,12 @@
 //!   `(not __rt_in((A), (B)))`: Python refuses to order unlike types
 //!   (`1 < "a"`, `None < 1`) and an undefined operand, and `1 in "abc"` is
 //!   its `TypeError`, where minijinja answers. Chained comparisons
-//!   (`a < b < c`) are left to minijinja.
+//!   (`a < b < c`) are left to minijinja;
+//! - `X.name` becomes `__rt_attr((X), "name")` and `X[key]`
+//!   `__rt_item((X), key)` (method calls `X.name(...)` stay): jinja2's
+//!   sandboxed lookups ([`crate::attrs`]), which find `str` methods, refuse
+//!   dunders on every value, and remember the object a lookup failed on for
+//!   jinja2's message.
 //!
 //! Strings made by `+` and `~` are where a template builds big data; going
 //! through the crate's functions also lets them refuse a string larger than
@@ -36,6 +41,10 @@ pub(crate) const CONCAT_FN: &str = "__rt_cat";
 pub(crate) const CMP_FN: &str = "__rt_cmp";
 /// The function doing Python's `in`.
 pub(crate) const IN_FN: &str = "__rt_in";
+/// The function doing jinja2's `x.name`.
+pub(crate) const ATTR_FN: &str = "__rt_attr";
+/// The function doing jinja2's `x[key]`.
+pub(crate) const ITEM_FN: &str = "__rt_item";
 /// The function doing Python's slicing.
 pub(crate) const SLICE_FN: &str = "__rt_slice";
 
@@ -288,6 +297,78 @@ pub(crate) fn binop(
             edits.replace(toks[o].start, toks[o].end, ", ");
             let close = if i + 1 == ops.len() { "))" } else { ")" };
             edits.wrap(toks[o + 1].start, toks[end].end, "(", close);
+        }
+    }
+}
+
+/// Rewrites the attribute reads (`x.name`, `x.0`) and subscripts
+/// (`x[key]`, not slices) of a tag's tokens into lookup calls.
+pub(crate) fn lookups(src: &str, toks: &[Tok], edits: &mut Edits) {
+    for (k, t) in toks.iter().enumerate() {
+        if k == 0 || !ends_operand(src, &toks[k - 1]) {
+            continue;
+        }
+        if is_op(src, t, ".") {
+            let Some(name) = toks.get(k + 1) else {
+                continue;
+            };
+            // a method call stays minijinja's (its own dispatch)
+            if toks.get(k + 2).is_some_and(|n| is_op(src, n, "(")) {
+                continue;
+            }
+            let base = postfix_start(src, toks, k - 1);
+            match name.kind {
+                Kind::Name => {
+                    edits.wrap(
+                        toks[base].start,
+                        toks[k - 1].end,
+                        format!("{ATTR_FN}(("),
+                        ")",
+                    );
+                    edits.replace(t.start, t.end, ", ");
+                    edits.wrap(name.start, name.end, "\"", "\")");
+                }
+                Kind::Num if text(src, name).chars().all(|c| c.is_ascii_digit()) => {
+                    edits.wrap(
+                        toks[base].start,
+                        toks[k - 1].end,
+                        format!("{ITEM_FN}(("),
+                        ")",
+                    );
+                    edits.replace(t.start, t.end, ", ");
+                    edits.wrap(name.start, name.end, "", ")");
+                }
+                _ => {}
+            }
+        } else if is_op(src, t, "[") {
+            let close = matching(src, toks, k);
+            if close <= k || !is_op(src, &toks[close], "]") || close == k + 1 {
+                continue;
+            }
+            let mut depth = 0usize;
+            let slice = toks[k + 1..close].iter().any(|u| {
+                if u.kind == Kind::Op {
+                    match text(src, u) {
+                        "(" | "[" | "{" => depth += 1,
+                        ")" | "]" | "}" => depth = depth.saturating_sub(1),
+                        ":" if depth == 0 => return true,
+                        _ => {}
+                    }
+                }
+                false
+            });
+            if slice {
+                continue;
+            }
+            let base = postfix_start(src, toks, k - 1);
+            edits.wrap(
+                toks[base].start,
+                toks[k - 1].end,
+                format!("{ITEM_FN}(("),
+                ")",
+            );
+            edits.replace(t.start, t.end, ", ");
+            edits.replace(toks[close].start, toks[close].end, ")");
         }
     }
 }

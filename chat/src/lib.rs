@@ -36,6 +36,7 @@
 #![warn(missing_docs)]
 
 mod args;
+mod attrs;
 mod cases;
 mod check;
 mod compare;

@@ -23,7 +23,7 @@
 //!   stored values nest.
 
 use crate::error::ChatError;
-use crate::exprs::{Edits, binop, comparisons, depths, is_name, slices, text};
+use crate::exprs::{Edits, binop, comparisons, depths, is_name, lookups, slices, text};
 use crate::lexer::{Kind, Tok, decode_literal, encode_literal, find, find_endraw, lex_tag};
 
 /// The filter `{% generation %}` turns into (`filter __g` has the length of
@@ -34,6 +34,20 @@ pub(crate) const GENERATION_FILTER: &str = "__g";
 pub(crate) const SET_FN: &str = "__rt_set";
 /// The function checking a `for` loop's iterable.
 pub(crate) const ITER_FN: &str = "__rt_iter";
+
+/// The tokens of a tag whose attribute and item reads are rewritten: a
+/// `set`'s value (its target, `ns.x`, is an assignment), a `for`'s
+/// iterable and condition, any other tag's expression.
+fn lookup_part<'t>(src: &str, toks: &[Tok], expr: &'t [Tok]) -> &'t [Tok] {
+    if toks.first().is_some_and(|t| is_name(src, t, "set")) {
+        let d = depths(src, expr);
+        return match (0..expr.len()).find(|&j| d[j] == 0 && text(src, &expr[j]) == "=") {
+            Some(eq) => &expr[eq + 1..],
+            None => &[],
+        };
+    }
+    expr
+}
 
 /// Rewrites `source` (see the module docs).
 pub(crate) fn rewrite(source: &str) -> Result<String, ChatError> {
@@ -92,6 +106,7 @@ pub(crate) fn rewrite(source: &str) -> Result<String, ChatError> {
                 );
                 slices(&src, expr, &mut edits);
                 comparisons(&src, expr, &mut edits);
+                lookups(&src, lookup_part(&src, &toks, expr), &mut edits);
                 if is_block {
                     let name = toks
                         .first()
@@ -290,18 +305,21 @@ mod tests {
             ("{{ f(a+b, c) }}", "{{ f(__rt_add((a), (b)), c) }}"),
             (
                 "{{ 'a'~call['n']~'b' }}",
-                "{{ __rt_cat(('a'), (call['n']), ('b')) }}",
+                "{{ __rt_cat(('a'), (__rt_item((call), 'n')), ('b')) }}",
             ),
             ("{% elif -a+b %}", "{% elif __rt_add((-a), (b)) %}"),
             ("{{ a%b%c }}", "{{ __rt_mod((__rt_mod((a), (b))), (c)) }}"),
-            ("{{ -m.x[0](1)%2 }}", "{{ __rt_mod((-m.x[0](1)), (2)) }}"),
+            (
+                "{{ -m.x[0](1)%2 }}",
+                "{{ __rt_mod((-__rt_item((__rt_attr((m), \"x\")), 0)(1)), (2)) }}",
+            ),
             (
                 "{% for i in range(n) if i%2 %}",
                 "{% for i in __rt_iter((range(n))) if __rt_mod((i), (2)) %}",
             ),
             (
                 "{% set x = loop.index0%2 == 0 %}",
-                "{% set x = __rt_set((__rt_mod((loop.index0), (2)) == 0), none) %}",
+                "{% set x = __rt_set((__rt_mod((__rt_attr((loop), \"index0\")), (2)) == 0), none) %}",
             ),
             (
                 "{{ x is divisibleby 3%2 }}",
@@ -310,7 +328,7 @@ mod tests {
             ("{{ a[1:] }}", "{{ __rt_slice((a), 1, none) }}"),
             (
                 "{{ a.b[::-1].c }}",
-                "{{ __rt_slice((a.b), none, none, -1).c }}",
+                "{{ __rt_attr((__rt_slice((__rt_attr((a), \"b\")), none, none, -1)), \"c\") }}",
             ),
             ("{{ -x[:2] }}", "{{ -__rt_slice((x), none, 2) }}"),
             ("{{ a < b }}", "{{ __rt_cmp((a) , \"<\",  (b)) }}"),
@@ -320,7 +338,10 @@ mod tests {
             ),
             ("{{ a < b < c }}", "{{ a < b < c }}"),
             ("{{ x in y }}", "{{ __rt_in((x) ,  (y)) }}"),
-            ("{{ x not in y.z }}", "{{ (not __rt_in((x) ,  (y.z))) }}"),
+            (
+                "{{ x not in y.z }}",
+                "{{ (not __rt_in((x) ,  (__rt_attr((y), \"z\")))) }}",
+            ),
             ("{{ not x in y }}", "{{ not __rt_in((x) ,  (y)) }}"),
             (
                 "{% for a in b if a in c %}",

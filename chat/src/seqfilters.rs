@@ -129,6 +129,7 @@ fn default(_: &mut State, args: &[Value]) -> Result<Value, Error> {
         1,
     )?;
     let value = arg(&a, 0);
+    crate::attrs::probed(&value);
     let fallback = a[1].clone().unwrap_or(Value::from(""));
     if value.is_undefined()
         || value

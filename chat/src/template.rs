@@ -151,7 +151,7 @@ impl ChatTemplate {
             limit: self.limits.output_bytes,
             counter,
         };
-        crate::value::clear_last_miss();
+        crate::attrs::clear_last_miss();
         let fuel_used = match template.render_captured_to(root, &mut writer) {
             Ok(captured) => captured.state().fuel_levels().map(|(used, _)| used),
             Err(e) => return Err(crate::errmap::map_error(&e)),

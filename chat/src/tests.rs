@@ -20,10 +20,16 @@ fn all() -> Vec<(&'static str, TestFn)> {
         ("even", |_, a| parity(a, "test_even", 0)),
         ("divisibleby", divisibleby),
         ("defined", |_, a| {
-            one(a, "test_defined").map(|v| !is_undefined(&v))
+            one(a, "test_defined").map(|v| {
+                crate::attrs::probed(&v);
+                !is_undefined(&v)
+            })
         }),
         ("undefined", |_, a| {
-            one(a, "test_undefined").map(|v| is_undefined(&v))
+            one(a, "test_undefined").map(|v| {
+                crate::attrs::probed(&v);
+                is_undefined(&v)
+            })
         }),
         ("filter", |_, a| {
             one(a, "test_filter").map(|v| v.as_str().is_some_and(is_filter_name))

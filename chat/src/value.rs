@@ -88,38 +88,6 @@ fn is_dunder(name: &str) -> bool {
     name.len() > 4 && name.starts_with("__") && name.ends_with("__")
 }
 
-thread_local! {
-    /// The last lookup that found nothing in a dict or list of this render:
-    /// (type name, key). jinja2's messages name the object an undefined
-    /// value came from ("list object has no element 5"); minijinja's
-    /// undefined values do not carry it, so the error mapping looks here.
-    static LAST_MISS: std::cell::RefCell<Option<(&'static str, String)>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-fn record_miss(type_name: &'static str, key: &Value) {
-    let key = match key.as_str() {
-        Some(s) => s.to_owned(),
-        None => key.to_string(),
-    };
-    LAST_MISS.with(|m| *m.borrow_mut() = Some((type_name, key)));
-}
-
-/// The last missed lookup (see `LAST_MISS`), if it was of `key`.
-pub(crate) fn last_miss(key: &str) -> Option<&'static str> {
-    LAST_MISS.with(|m| {
-        m.borrow()
-            .as_ref()
-            .filter(|(_, k)| k == key)
-            .map(|(t, _)| *t)
-    })
-}
-
-/// Forgets the last missed lookup (a render starts).
-pub(crate) fn clear_last_miss() {
-    LAST_MISS.with(|m| *m.borrow_mut() = None);
-}
-
 impl Object for PyDict {
     fn repr(self: &Arc<Self>) -> ObjectRepr {
         ObjectRepr::Map
@@ -130,18 +98,14 @@ impl Object for PyDict {
         if let Some(v) = self.map.get(key) {
             return Some(v.clone());
         }
-        let found = key.as_str().and_then(|name| {
+        key.as_str().and_then(|name| {
             attribute(
                 &Value::from_dyn_object(self.clone()),
                 "dict",
                 name,
                 DICT_ATTRS,
             )
-        });
-        if found.is_none() {
-            record_miss("dict", key);
-        }
-        found
+        })
     }
 
     /// `d.name`: the attribute (a method), else the item.
@@ -154,11 +118,7 @@ impl Object for PyDict {
         ) {
             return Some(v);
         }
-        let found = self.map.get(&Value::from(name)).cloned();
-        if found.is_none() {
-            record_miss("dict", &Value::from(name));
-        }
-        found
+        self.map.get(&Value::from(name)).cloned()
     }
 
     fn enumerate(self: &Arc<Self>) -> Enumerator {
@@ -193,7 +153,7 @@ impl Object for PyList {
     }
 
     fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
-        let found = if let Some(i) = key.as_i64() {
+        if let Some(i) = key.as_i64() {
             // minijinja normalises negative indices before asking.
             usize::try_from(i)
                 .ok()
@@ -208,24 +168,16 @@ impl Object for PyList {
                     LIST_ATTRS,
                 )
             })
-        };
-        if found.is_none() {
-            record_miss("list", key);
         }
-        found
     }
 
     fn get_value_by_str(self: &Arc<Self>, name: &str) -> Option<Value> {
-        let found = attribute(
+        attribute(
             &Value::from_dyn_object(self.clone()),
             "list",
             name,
             LIST_ATTRS,
-        );
-        if found.is_none() {
-            record_miss("list", &Value::from(name));
-        }
-        found
+        )
     }
 
     fn enumerate(self: &Arc<Self>) -> Enumerator {
