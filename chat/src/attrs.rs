@@ -136,6 +136,7 @@ pub(crate) fn getattr(obj: &Value, name: &str) -> Result<Value, Error> {
     if obj.is_undefined() {
         return Err(undefined_error(obj));
     }
+    crate::lookup::check_unsafe(obj)?;
     if obj.downcast_object_ref::<PyDict>().is_some()
         || obj.downcast_object_ref::<PyList>().is_some()
     {
@@ -171,6 +172,7 @@ pub(crate) fn getitem(obj: &Value, key: &Value) -> Result<Value, Error> {
     if obj.is_undefined() {
         return Err(undefined_error(obj));
     }
+    crate::lookup::check_unsafe(obj)?;
     let found =
         match obj.kind() {
             ValueKind::Seq | ValueKind::String | ValueKind::Iterable

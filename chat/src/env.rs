@@ -10,7 +10,9 @@ use minijinja::value::{Rest, Value, ValueOrKwargs};
 use minijinja::{AutoEscape, Environment, Error, Output, State, UndefinedBehavior};
 
 use crate::error::{PyExc, py_err};
-use crate::exprs::{ADD_FN, ATTR_FN, CMP_FN, CONCAT_FN, IN_FN, ITEM_FN, MOD_FN, SLICE_FN};
+use crate::exprs::{
+    ADD_FN, ATTR_FN, CMP_FN, CONCAT_FN, IN_FN, ITEM_FN, MOD_FN, SLICE_FN, UNARY_FN,
+};
 use crate::limits::Limits;
 use crate::repr;
 use crate::rewrite::{GENERATION_FILTER, ITER_FN, SET_FN};
@@ -82,6 +84,10 @@ pub(crate) fn environment(limits: &Limits) -> Environment<'static> {
         let args = args.into_values();
         let arg = |i: usize| args.get(i).cloned().unwrap_or(Value::from(()));
         crate::ops::python_slice(&arg(0), &arg(1), &arg(2), &arg(3))
+    });
+    env.add_function(UNARY_FN, |op: String, v: Value| {
+        crate::attrs::tick();
+        crate::ops::unary(&op, &v)
     });
     env.add_function(ATTR_FN, |obj: Value, name: String| {
         crate::attrs::getattr(&obj, &name)

@@ -41,6 +41,8 @@ pub(crate) const CONCAT_FN: &str = "__rt_cat";
 pub(crate) const CMP_FN: &str = "__rt_cmp";
 /// The function doing Python's `in`.
 pub(crate) const IN_FN: &str = "__rt_in";
+/// The function doing Python's unary `-` and `+`.
+pub(crate) const UNARY_FN: &str = "__rt_unary";
 /// The function doing jinja2's `x.name`.
 pub(crate) const ATTR_FN: &str = "__rt_attr";
 /// The function doing jinja2's `x[key]`.
@@ -298,6 +300,46 @@ pub(crate) fn binop(
             let close = if i + 1 == ops.len() { "))" } else { ")" };
             edits.wrap(toks[o + 1].start, toks[end].end, "(", close);
         }
+    }
+}
+
+/// Rewrites unary `-` and `+` (`-x`, `+x`: minijinja has no unary `+`,
+/// and its `-` of a string fails without Python's message) into
+/// `__rt_unary("-", x)`. The operand is a primary with its postfix parts
+/// (jinja2 applies filters after the sign: `-x|abs` is `(-x)|abs`).
+pub(crate) fn unary(src: &str, toks: &[Tok], edits: &mut Edits) {
+    for (k, t) in toks.iter().enumerate() {
+        let sign = is_op(src, t, "-") || is_op(src, t, "+");
+        if !sign || (k > 0 && ends_operand(src, &toks[k - 1])) || k + 1 >= toks.len() {
+            continue;
+        }
+        // a literal number keeps its sign (`-1`, `x ** -2`)
+        if toks[k + 1].kind == Kind::Num && is_op(src, t, "-") {
+            continue;
+        }
+        // a chain of signs: only the innermost is rewritten at a time
+        if is_op(src, &toks[k + 1], "-") || is_op(src, &toks[k + 1], "+") {
+            continue;
+        }
+        let Some(mut end) = primary(src, toks, k + 1) else {
+            continue;
+        };
+        loop {
+            let Some(n) = toks.get(end + 1) else { break };
+            if is_op(src, n, ".")
+                && toks
+                    .get(end + 2)
+                    .is_some_and(|x| matches!(x.kind, Kind::Name | Kind::Num))
+            {
+                end += 2;
+            } else if is_op(src, n, "(") || is_op(src, n, "[") {
+                end = matching(src, toks, end + 1);
+            } else {
+                break;
+            }
+        }
+        edits.replace(t.start, t.end, format!("{UNARY_FN}(\"{}\", ", text(src, t)));
+        edits.wrap(toks[k + 1].start, toks[end].end, "(", "))");
     }
 }
 

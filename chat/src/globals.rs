@@ -58,26 +58,52 @@ pub(crate) fn register(env: &mut Environment<'static>) {
             Ok(Value::from(crate::strftime::strftime(&now, format)))
         },
     );
-    env.add_function("joiner", |args: Rest<ValueOrKwargs>| {
-        let args = args.into_values();
-        let a = args::bind("Joiner", &args, &["sep"], 0)?;
-        let sep = a[0].as_ref().map_or(", ".to_owned(), repr::str_string);
-        Ok::<Value, Error>(Value::from_object(Joiner {
-            sep,
-            used: Mutex::new(false),
-        }))
-    });
-    env.add_function("cycler", |args: Rest<ValueOrKwargs>| {
-        let args = args.into_values();
-        let call = args::split(&args);
-        if call.positional.is_empty() {
-            return Err(type_err("at least one item has to be provided"));
+    env.add_global("joiner", Value::from_object(Class::Joiner));
+    env.add_global("cycler", Value::from_object(Class::Cycler));
+}
+
+/// jinja2's `joiner` and `cycler` globals: classes, printed as Python
+/// prints them, called to make one.
+#[derive(Debug)]
+enum Class {
+    Joiner,
+    Cycler,
+}
+
+impl Object for Class {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Plain
+    }
+
+    fn call(self: &Arc<Self>, _: &mut State<'_, '_>, args: &[Value]) -> Result<Value, Error> {
+        match **self {
+            Class::Joiner => {
+                let a = args::bind("Joiner", args, &["sep"], 0)?;
+                let sep = a[0].as_ref().map_or(", ".to_owned(), repr::str_string);
+                Ok(Value::from_object(Joiner {
+                    sep,
+                    used: Mutex::new(false),
+                }))
+            }
+            Class::Cycler => {
+                let call = args::split(args);
+                if call.positional.is_empty() {
+                    return Err(type_err("at least one item has to be provided"));
+                }
+                Ok(Value::from_object(Cycler {
+                    items: call.positional,
+                    pos: Mutex::new(0),
+                }))
+            }
         }
-        Ok(Value::from_object(Cycler {
-            items: call.positional,
-            pos: Mutex::new(0),
-        }))
-    });
+    }
+
+    fn render(self: &Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match **self {
+            Class::Joiner => f.write_str("<class 'jinja2.utils.Joiner'>"),
+            Class::Cycler => f.write_str("<class 'jinja2.utils.Cycler'>"),
+        }
+    }
 }
 
 /// Python's `range` object (printed `range(0, 3)`, not JSON).

@@ -246,6 +246,27 @@ pub(crate) fn unpack(value: &Value, n: usize) -> Result<Value, Error> {
     Ok(Value::from(items))
 }
 
+/// Python's unary `-x` / `+x`.
+pub(crate) fn unary(op: &str, v: &Value) -> Result<Value, Error> {
+    if v.is_undefined() {
+        return Err(undefined_error(v));
+    }
+    match v.kind() {
+        ValueKind::Bool | ValueKind::Number if v.is_integer() || v.kind() == ValueKind::Bool => {
+            let n = int_of(v).unwrap_or(0);
+            Ok(Value::from(if op == "-" { -n } else { n }))
+        }
+        ValueKind::Number => {
+            let f = float_of(v).unwrap_or(0.0);
+            Ok(Value::from(if op == "-" { -f } else { f }))
+        }
+        _ => Err(type_err(format!(
+            "bad operand type for unary {op}: '{}'",
+            repr::type_name(v)
+        ))),
+    }
+}
+
 /// A slice bound: `None` or an integer; anything else makes Python's
 /// `TypeError`, which jinja2's `getitem` turns into an undefined value.
 fn bound(v: &Value) -> Result<Option<i64>, ()> {

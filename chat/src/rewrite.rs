@@ -23,7 +23,7 @@
 //!   stored values nest.
 
 use crate::error::ChatError;
-use crate::exprs::{Edits, binop, comparisons, depths, is_name, lookups, slices, text};
+use crate::exprs::{Edits, binop, comparisons, depths, is_name, lookups, slices, text, unary};
 use crate::lexer::{Kind, Tok, decode_literal, encode_literal, find, find_endraw, lex_tag};
 
 /// The filter `{% generation %}` turns into (`filter __g` has the length of
@@ -106,6 +106,7 @@ pub(crate) fn rewrite(source: &str) -> Result<String, ChatError> {
                 );
                 slices(&src, expr, &mut edits);
                 comparisons(&src, expr, &mut edits);
+                unary(&src, expr, &mut edits);
                 lookups(&src, lookup_part(&src, &toks, expr), &mut edits);
                 if is_block {
                     let name = toks
@@ -300,18 +301,24 @@ mod tests {
             ("{{ a+b~c }}", "{{ __rt_add((a), (__rt_cat((b), (c)))) }}"),
             ("{{ a~b+c }}", "{{ __rt_add((__rt_cat((a), (b))), (c)) }}"),
             ("{{ a~b~c*d~e }}", "{{ __rt_cat((a), (b), (c*d), (e)) }}"),
-            ("{{ -a+b }}", "{{ __rt_add((-a), (b)) }}"),
+            (
+                "{{ -a+b }}",
+                "{{ __rt_add((__rt_unary(\"-\", (a))), (b)) }}",
+            ),
             ("{{ a-b+c }}", "{{ __rt_add((a-b), (c)) }}"),
             ("{{ f(a+b, c) }}", "{{ f(__rt_add((a), (b)), c) }}"),
             (
                 "{{ 'a'~call['n']~'b' }}",
                 "{{ __rt_cat(('a'), (__rt_item((call), 'n')), ('b')) }}",
             ),
-            ("{% elif -a+b %}", "{% elif __rt_add((-a), (b)) %}"),
+            (
+                "{% elif -a+b %}",
+                "{% elif __rt_add((__rt_unary(\"-\", (a))), (b)) %}",
+            ),
             ("{{ a%b%c }}", "{{ __rt_mod((__rt_mod((a), (b))), (c)) }}"),
             (
                 "{{ -m.x[0](1)%2 }}",
-                "{{ __rt_mod((-__rt_item((__rt_attr((m), \"x\")), 0)(1)), (2)) }}",
+                "{{ __rt_mod((__rt_unary(\"-\", (__rt_item((__rt_attr((m), \"x\")), 0)(1)))), (2)) }}",
             ),
             (
                 "{% for i in range(n) if i%2 %}",
@@ -330,7 +337,10 @@ mod tests {
                 "{{ a.b[::-1].c }}",
                 "{{ __rt_attr((__rt_slice((__rt_attr((a), \"b\")), none, none, -1)), \"c\") }}",
             ),
-            ("{{ -x[:2] }}", "{{ -__rt_slice((x), none, 2) }}"),
+            (
+                "{{ -x[:2] }}",
+                "{{ __rt_unary(\"-\", (__rt_slice((x), none, 2))) }}",
+            ),
             ("{{ a < b }}", "{{ __rt_cmp((a) , \"<\",  (b)) }}"),
             (
                 "{{ a+1 >= b }}",
