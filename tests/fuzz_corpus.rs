@@ -57,6 +57,11 @@ fn replay(target: &str, check: impl Fn(&[u8])) {
 }
 
 #[test]
+fn chat_render_corpus() {
+    replay("chat_render", retort_tests::chat_fuzz::check_chat_render);
+}
+
+#[test]
 fn template_load_corpus() {
     replay("template_load", check_template_load);
 }

@@ -6,6 +6,7 @@
 
 mod explain;
 mod parse;
+mod render;
 mod source;
 
 use clap::{Parser as ClapParser, Subcommand};
@@ -153,6 +154,58 @@ enum Command {
         #[arg(help = TEMPLATE_ARG)]
         template: String,
     },
+    /// Renders a chat template as transformers 5.23.0 renders it: the
+    /// prompt for a conversation, or (with --cases) a file of conformance
+    /// cases, one result line each.
+    #[command(after_help = "Examples:\n  \
+        retort render chat_template.jinja --conversation chat.json --add-generation-prompt\n  \
+        retort render path/to/tokenizer_config.json --conversation chat.json --set enable_thinking=false\n  \
+        retort render path/to/model-dir --conversation chat.json --tools tools.json\n  \
+        retort render --cases tests/conformance/chat/cases.jsonl > results.jsonl\n\n\
+        CHAT_TEMPLATE is a .jinja file, a tokenizer_config.json (its chat_template, a\n\
+        string or named templates; its special tokens are variables), a\n\
+        chat_template.json, or a model directory holding them. The conversation is a\n\
+        JSON list of messages, or {\"messages\": [...], \"tools\": [...], \"documents\": [...]}.\n\
+        --set NAME=VALUE reads VALUE as JSON where it is JSON (true, 3), as text otherwise.\n\n\
+        Case lines: {\"id\", \"chat_template\", \"messages\", \"tools\", \"documents\",\n\
+        \"add_generation_prompt\", \"continue_final_message\", \"kwargs\"}; result lines\n\
+        {\"id\", \"rendered\", \"generation\"} or {\"id\", \"error\": {\"type\", \"message\"}},\n\
+        in input order (strftime_now reads 2026-01-01 00:00:00).\n\n\
+        Exit codes: 0 rendered, 1 the template failed (its error on stderr), 2 usage or I/O error.")]
+    Render {
+        /// The chat template (not with --cases).
+        #[arg(value_name = "CHAT_TEMPLATE", required_unless_present = "cases")]
+        source: Option<PathBuf>,
+        /// A conformance case file (`-`: standard input).
+        #[arg(long, conflicts_with_all = ["source", "conversation"])]
+        cases: Option<PathBuf>,
+        /// The conversation (JSON).
+        #[arg(long, required_unless_present = "cases")]
+        conversation: Option<PathBuf>,
+        /// Tool definitions (a JSON list, OpenAI style).
+        #[arg(long)]
+        tools: Option<PathBuf>,
+        /// Documents (a JSON list).
+        #[arg(long)]
+        documents: Option<PathBuf>,
+        /// End with the generation prompt (the assistant turn's header).
+        #[arg(long)]
+        add_generation_prompt: bool,
+        /// Leave the last message open, to be continued: its `content`, or
+        /// the field given (`--continue-final-message=reasoning_content`).
+        #[arg(long, num_args = 0..=1, default_missing_value = "", value_name = "FIELD")]
+        continue_final_message: Option<String>,
+        /// A template variable: NAME=VALUE (repeatable).
+        #[arg(long = "set", value_name = "NAME=VALUE")]
+        set: Vec<String>,
+        /// The named template of a config with several (`tool_use`, ...).
+        #[arg(long)]
+        name: Option<String>,
+        /// Print {"rendered", "generation": [{"bytes", "chars"}]} as JSON:
+        /// the text and the spans of `{% generation %}` blocks.
+        #[arg(long)]
+        json: bool,
+    },
     /// Runs conformance cases and prints one result line per case.
     #[command(after_help = "Example:\n  \
         retort conformance ../shared/conformance/cases/gen.jsonl \\\n      \
@@ -205,6 +258,29 @@ fn main() -> ExitCode {
         } => generate(&template, out.as_deref(), name, crate_path),
         Command::Explain { template } => explain(&template),
         Command::Conformance { cases, templates } => conformance(&cases, &templates),
+        Command::Render {
+            source,
+            cases,
+            conversation,
+            tools,
+            documents,
+            add_generation_prompt,
+            continue_final_message,
+            set,
+            name,
+            json,
+        } => render::run(render::Options {
+            source,
+            cases,
+            conversation,
+            tools,
+            documents,
+            add_generation_prompt,
+            continue_final_message: continue_final_message.map(|f| (!f.is_empty()).then_some(f)),
+            set,
+            name,
+            json,
+        }),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -24,6 +24,8 @@ use pyo3::{IntoPyObjectExt, intern};
 use retort::{Event, Map, ParseError, ParseErrorKind, TemplateError, Value};
 use self_cell::self_cell;
 
+mod chat;
+
 /// The message the reference raises when `prefix` is `None`.
 const PREFIX_REQUIRED: &str = "`ResponseParser`/`parse_response` requires `prefix` (the chat prompt sent to the model before \
 generation), because chat templates often pre-write part of the assistant message (e.g. an \
@@ -763,6 +765,8 @@ fn resolve_model(query: &str) -> PyResult<&'static str> {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyTemplate>()?;
     m.add_class::<PyResponseParser>()?;
+    m.add_class::<chat::PyChatTemplate>()?;
+    m.add("RenderFailure", m.py().get_type::<chat::RenderFailure>())?;
     m.add_function(wrap_pyfunction!(parse_response, m)?)?;
     m.add_function(wrap_pyfunction!(parse_many, m)?)?;
     m.add_function(wrap_pyfunction!(bundled_names, m)?)?;

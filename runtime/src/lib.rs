@@ -127,6 +127,9 @@ pub mod registry;
 #[cfg(feature = "macros")]
 pub use retort_macros::response_template;
 
+#[cfg(feature = "chat")]
+pub mod chat;
+
 /// OpenAI-compatible streaming: chat-completion chunks, messages and
 /// Responses events from any template (see the `retort-openai` crate).
 #[cfg(feature = "openai")]

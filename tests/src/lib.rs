@@ -1,6 +1,7 @@
 //! Shared helpers of retort's workspace tests: where the vectors and
 //! templates live, and how to run a case file.
 
+pub mod chat_fuzz;
 pub mod fuzz_checks;
 
 use retort::Value;

@@ -9,6 +9,8 @@ chunking, linear in the input). On top of that:
   with the GIL released;
 - ``retort.templates`` / ``retort.models`` hold the bundled model templates
   (``retort.models.qwen3.parse(text, prefix=...)``);
+- ``apply_chat_template(conversation, chat_template=...)`` renders a chat
+  template as transformers does (``tokenize=False``), without jinja2;
 - ``patch_transformers()`` makes transformers itself (its module functions
   and tokenizers' ``parse_response`` / ``get_response_parser``) use retort.
 
@@ -23,12 +25,17 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 from . import models, templates
+from .chat import ChatTemplate, ChatTemplateError, apply_chat_template, render_jinja_template
 from ._native import ResponseParser, Template, parse_response
 from ._native import parse_many as _parse_many
 from ._patch import patch_transformers, transformers_patched, unpatch_transformers
 
 __all__ = [
+    "ChatTemplate",
+    "ChatTemplateError",
     "ResponseParser",
+    "apply_chat_template",
+    "render_jinja_template",
     "Template",
     "models",
     "parse_many",

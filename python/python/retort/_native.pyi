@@ -62,3 +62,27 @@ def parse_many(
 def bundled_names() -> list[str]: ...
 def bundled_json(name: str) -> str: ...
 def resolve_model(query: str) -> str: ...
+
+class RenderFailure(Exception):
+    """A chat-template render failed; ``args`` are (the Python exception
+    class the reference raises, its message)."""
+
+class ChatTemplate:
+    """A compiled chat template (``retort.apply_chat_template`` takes one, or
+    the template's text)."""
+
+    def __init__(self, source: str) -> None: ...
+    @property
+    def source(self) -> str: ...
+    def render(
+        self,
+        conversations: str,
+        *,
+        tools: str | None = None,
+        documents: str | None = None,
+        add_generation_prompt: bool = False,
+        continue_final_message: bool | str | None = None,
+        kwargs: str | None = None,
+        apply: bool = True,
+        now: tuple[int, int, int, int, int, int, int] | None = None,
+    ) -> list[tuple[str, list[tuple[int, int]]]]: ...
