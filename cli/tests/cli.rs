@@ -275,7 +275,10 @@ fn check_verbose_says_what_the_compiled_parser_runs_per_state() {
     // turn is a pattern (`<|im_end|>[\s\S]*`, which takes what follows), so
     // its search starts at literals and runs each start's automaton.
     for (name, how) in [
-        ("inside `reasoning_content`", "literals compared by generated code"),
+        (
+            "inside `reasoning_content`",
+            "literals compared by generated code",
+        ),
         ("inside `tool_calls`", "literals compared by generated code"),
         (
             "outside explicit regions",
