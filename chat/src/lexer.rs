@@ -138,7 +138,12 @@ pub(crate) fn find_endraw(src: &str, from: usize) -> Option<usize> {
 /// `unicode-escape` decoding (so `'\é'` is the four characters `\xe9`, as
 /// in jinja2).
 pub(crate) fn decode_literal(lit: &str, line: usize) -> Result<String, ChatError> {
-    let inner = &lit[1..lit.len().saturating_sub(1).max(1)];
+    // Without the quotes, cut at character boundaries: an unterminated
+    // literal can end in any character (a fuzzer's find).
+    let mut chars = lit.chars();
+    chars.next();
+    chars.next_back();
+    let inner = chars.as_str();
     let mut ascii = String::with_capacity(inner.len());
     for c in inner.chars() {
         let n = c as u32;
