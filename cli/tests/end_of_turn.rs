@@ -2,9 +2,9 @@
 //! and through `--openai`: the README's own "Before" example, saved the way
 //! an editor saves it (with a final newline), parses to its "After".
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+mod common;
+use common::retort;
 
 /// The first fenced block of `lang` after the line `marker` in the README.
 fn readme_block(marker: &str, lang: &str) -> String {
@@ -16,28 +16,6 @@ fn readme_block(marker: &str, lang: &str) -> String {
     let start = after.find(&fence).expect("a fenced block") + fence.len();
     let len = after[start..].find("```").expect("the block ends");
     after[start..start + len].to_owned()
-}
-
-fn retort(args: &[&str], stdin: &str) -> (String, String, i32) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_retort"))
-        .args(args)
-        .current_dir(std::env::temp_dir())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary runs");
-    let _ = child
-        .stdin
-        .take()
-        .expect("piped")
-        .write_all(stdin.as_bytes());
-    let o = child.wait_with_output().expect("the binary finishes");
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-        o.status.code().unwrap_or(-1),
-    )
 }
 
 #[test]

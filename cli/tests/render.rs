@@ -1,30 +1,8 @@
 //! `retort render`: one conversation for people, case files for
 //! conformance runs; errors say which exception the reference raises.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
-fn retort(args: &[&str], stdin: &str) -> (String, String, i32) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_retort"))
-        .args(args)
-        .current_dir(std::env::temp_dir())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary runs");
-    let _ = child
-        .stdin
-        .take()
-        .expect("piped")
-        .write_all(stdin.as_bytes());
-    let o = child.wait_with_output().expect("the binary finishes");
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-        o.status.code().unwrap_or(-1),
-    )
-}
+mod common;
+use common::retort;
 
 const TEMPLATE: &str = "{{ bos_token }}{% for m in messages %}<|{{ m.role }}|>{{ m.content }}\n{% endfor %}\
     {% if add_generation_prompt %}<|assistant|>{% if enable_thinking is false %}<think></think>{% endif %}{% endif %}";
