@@ -324,8 +324,7 @@ pub(crate) fn unary(src: &str, toks: &[Tok], edits: &mut Edits) {
         let Some(mut end) = primary(src, toks, k + 1) else {
             continue;
         };
-        loop {
-            let Some(n) = toks.get(end + 1) else { break };
+        while let Some(n) = toks.get(end + 1) {
             if is_op(src, n, ".")
                 && toks
                     .get(end + 2)
