@@ -4,7 +4,8 @@
 //! with a message when the directory is absent) and four last assistant
 //! turns — (a) content, (b) reasoning and content, (c) one tool call,
 //! (d) two tool calls, always with tools defined — this renders the
-//! conversation the way transformers does (see [`environment`]): the
+//! conversation the way transformers does (`retort::chat`, which renders
+//! byte for byte what transformers' `render_jinja_template` does): the
 //! generation prompt (`add_generation_prompt=True`, without the last turn)
 //! is the parser's prompt; the rendered full conversation minus that prompt,
 //! cut after the first end-of-turn marker a generation stops at, is the
@@ -22,11 +23,11 @@
 //! `RETORT_ROUNDTRIP_DUMP=<dir>` writes each render's context and result
 //! there, for `tools/roundtrip_jinja2.py`, which renders the same contexts
 //! with jinja2 configured as transformers configures it and reports the
-//! differences (how this environment was checked against jinja2).
+//! differences. (The renderer itself is checked against the reference by
+//! the chat-template vectors, `tests/conformance/chat`.)
 
-use minijinja::value::{Kwargs, Serde, ValueKind};
-use minijinja::{Environment, Error, ErrorKind, Value as J};
 use retort::AssistantMessage;
+use retort::chat::{ChatTemplate, DateTime, RenderInput};
 use serde_json::{Value as Json, json};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -102,7 +103,7 @@ const CALLS_NOT_RENDERED: &str = "the chat template does not render an assistant
 const ONE_CALL_PER_TURN: &str = "the model makes one call per generation: it stops at the first `<|call|>`, which is also where the rendered turn is cut";
 const LLAMA_ONE_CALL: &str =
     "the chat template raises \"This model only supports single tool-calls at once!\"";
-const KIMI_APPEND: &str = "needs unsupported Jinja: the template calls `list.append`, which minijinja's immutable lists do not have";
+const KIMI_APPEND: &str = "the template calls `list.append`, which transformers' sandbox (ImmutableSandboxedEnvironment) refuses with a SecurityError";
 const PHI_LLAMACPP: &str = "llama.cpp's edited template renders calls as `<|tool_call|>{…}<|/tool_call|>`; Phi-4-mini writes `functools[…]`, which the bundled template parses";
 const LFM2_CALLS: &str = "llama.cpp's template renders calls as a JSON list; LFM2 writes Python calls (`[get_weather(city=\"Paris\")]`), which the bundled template parses";
 const GEMMA3_COMMAS: &str = "the vLLM template renders a call's arguments without commas (`city=\"Paris\"unit=…`): its `set first = false` inside the loop does not outlive the iteration (jinja2 renders it the same)";
@@ -453,271 +454,17 @@ const FAMILIES: &[Family] = &[
     },
 ];
 
-/// jinja2 as transformers configures it (`chat_template_utils.py`):
-/// `trim_blocks`, `lstrip_blocks`, loop controls, `raise_exception`,
-/// `strftime_now`, a `tojson` with Python's `json.dumps` arguments; plus
-/// Python's str and dict methods (minijinja-contrib's `pycompat`), which
-/// jinja2 gets from Python itself. `dict` and `namespace` are built in.
-fn environment() -> Environment<'static> {
-    let mut env = Environment::new();
-    env.set_syntax(
-        minijinja::syntax::SyntaxConfig::builder()
-            .trim_blocks(true)
-            .lstrip_blocks(true)
-            .build()
-            .expect("the default delimiters are valid"),
-    );
-    env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
-    env.add_function("raise_exception", |message: String| -> Result<J, Error> {
-        Err(Error::new(ErrorKind::InvalidOperation, message))
-    });
-    env.add_function("strftime_now", |format: String| strftime_fixed(&format));
-    env.add_filter("tojson", tojson);
-    env
-}
-
-/// `strftime_now` on a fixed instant (2024-07-26 12:00:00, a Friday), so
+/// `strftime_now` reads a fixed instant (2024-07-26 12:00:00, a Friday), so
 /// renders are reproducible and comparable with jinja2's.
-fn strftime_fixed(format: &str) -> Result<String, Error> {
-    let mut out = String::new();
-    let mut chars = format.chars();
-    while let Some(c) = chars.next() {
-        if c != '%' {
-            out.push(c);
-            continue;
-        }
-        let spec = chars.next().unwrap_or('%');
-        let piece = match spec {
-            'd' => "26",
-            'm' => "07",
-            'Y' => "2024",
-            'y' => "24",
-            'b' => "Jul",
-            'B' => "July",
-            'a' => "Fri",
-            'A' => "Friday",
-            'H' => "12",
-            'M' | 'S' => "00",
-            'j' => "208",
-            '%' => "%",
-            other => {
-                return Err(Error::new(
-                    ErrorKind::InvalidOperation,
-                    format!("strftime_now: %{other} is not supported by the test environment"),
-                ));
-            }
-        };
-        out.push_str(piece);
-    }
-    Ok(out)
-}
-
-/// transformers' `tojson`: `json.dumps(x, ensure_ascii=False, indent=None,
-/// separators=None, sort_keys=False)`, byte for byte.
-fn tojson(value: J, kwargs: Kwargs) -> Result<J, Error> {
-    let ensure_ascii: Option<bool> = kwargs.get("ensure_ascii")?;
-    let indent: Option<J> = kwargs.get("indent")?;
-    let separators: Option<Vec<String>> = kwargs.get("separators")?;
-    let sort_keys: Option<bool> = kwargs.get("sort_keys")?;
-    kwargs.assert_all_used()?;
-    let indent = match indent {
-        None => None,
-        Some(v) if v.is_none() => None,
-        Some(v) => match v.as_i64() {
-            Some(n) => Some(" ".repeat(usize::try_from(n.max(0)).unwrap_or(0))),
-            None => Some(v.as_str().map(str::to_owned).ok_or_else(|| {
-                Error::new(
-                    ErrorKind::InvalidOperation,
-                    "tojson: indent must be an int or a str",
-                )
-            })?),
-        },
-    };
-    let (item_sep, key_sep) = match separators.as_deref() {
-        Some([item, key]) => (item.clone(), key.clone()),
-        Some(_) => {
-            return Err(Error::new(
-                ErrorKind::InvalidOperation,
-                "tojson: separators must be a pair",
-            ));
-        }
-        None if indent.is_some() => (",".to_owned(), ": ".to_owned()),
-        None => (", ".to_owned(), ": ".to_owned()),
-    };
-    let dumper = Dumper {
-        ensure_ascii: ensure_ascii.unwrap_or(false),
-        indent,
-        item_sep,
-        key_sep,
-        sort_keys: sort_keys.unwrap_or(false),
-    };
-    let mut out = String::new();
-    dumper.dump(&value, 0, &mut out)?;
-    Ok(J::from_safe_string(out))
-}
-
-struct Dumper {
-    ensure_ascii: bool,
-    indent: Option<String>,
-    item_sep: String,
-    key_sep: String,
-    sort_keys: bool,
-}
-
-impl Dumper {
-    fn newline(&self, level: usize, out: &mut String) {
-        if let Some(indent) = &self.indent {
-            out.push('\n');
-            for _ in 0..level {
-                out.push_str(indent);
-            }
-        }
-    }
-
-    fn dump(&self, value: &J, level: usize, out: &mut String) -> Result<(), Error> {
-        match value.kind() {
-            ValueKind::None => out.push_str("null"),
-            ValueKind::Bool => out.push_str(if value.is_true() { "true" } else { "false" }),
-            ValueKind::Number if value.is_integer() => out.push_str(&value.to_string()),
-            ValueKind::Number => {
-                let f = f64::try_from(value.clone())?;
-                out.push_str(&python_float(f));
-            }
-            ValueKind::String => self.string(value.as_str().unwrap_or_default(), out),
-            ValueKind::Seq | ValueKind::Iterable => {
-                let items: Vec<J> = value.try_iter()?.collect();
-                if items.is_empty() {
-                    out.push_str("[]");
-                    return Ok(());
-                }
-                out.push('[');
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push_str(self.separator());
-                    }
-                    self.newline(level + 1, out);
-                    self.dump(item, level + 1, out)?;
-                }
-                self.newline(level, out);
-                out.push(']');
-            }
-            ValueKind::Map => {
-                let mut keys: Vec<J> = value.try_iter()?.collect();
-                if self.sort_keys {
-                    keys.sort();
-                }
-                if keys.is_empty() {
-                    out.push_str("{}");
-                    return Ok(());
-                }
-                out.push('{');
-                for (i, key) in keys.iter().enumerate() {
-                    if i > 0 {
-                        out.push_str(self.separator());
-                    }
-                    self.newline(level + 1, out);
-                    // Python turns None/bool/number keys into their JSON text.
-                    match key.kind() {
-                        ValueKind::String => self.string(key.as_str().unwrap_or_default(), out),
-                        _ => {
-                            let mut text = String::new();
-                            self.dump(key, 0, &mut text)?;
-                            self.string(&text, out);
-                        }
-                    }
-                    out.push_str(&self.key_sep);
-                    self.dump(&value.get_item(key)?, level + 1, out)?;
-                }
-                self.newline(level, out);
-                out.push('}');
-            }
-            other => {
-                return Err(Error::new(
-                    ErrorKind::InvalidOperation,
-                    format!("tojson: Object of type {other} is not JSON serializable"),
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    /// With an indent, Python drops the trailing space of `", "` only when
-    /// the caller left separators alone; the pair is already chosen.
-    fn separator(&self) -> &str {
-        &self.item_sep
-    }
-
-    fn string(&self, s: &str, out: &mut String) {
-        out.push('"');
-        for c in s.chars() {
-            match c {
-                '"' => out.push_str("\\\""),
-                '\\' => out.push_str("\\\\"),
-                '\n' => out.push_str("\\n"),
-                '\r' => out.push_str("\\r"),
-                '\t' => out.push_str("\\t"),
-                '\u{8}' => out.push_str("\\b"),
-                '\u{c}' => out.push_str("\\f"),
-                c if (c as u32) < 0x20 => {
-                    let _ = write!(out, "\\u{:04x}", c as u32);
-                }
-                c if self.ensure_ascii && !c.is_ascii() => {
-                    let mut units = [0u16; 2];
-                    for unit in c.encode_utf16(&mut units) {
-                        let _ = write!(out, "\\u{unit:04x}");
-                    }
-                }
-                c => out.push(c),
-            }
-        }
-        out.push('"');
-    }
-}
-
-/// Python's `repr(float)`: the shortest digits that round trip, in fixed
-/// notation for exponents -4 to 15 and `1e+16` style outside.
-fn python_float(f: f64) -> String {
-    if f.is_nan() {
-        return "NaN".to_owned();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "Infinity" } else { "-Infinity" }.to_owned();
-    }
-    let sci = format!("{f:e}"); // shortest round-trip digits: "-1.5e-7"
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let (sign, mantissa) = match mantissa.strip_prefix('-') {
-        Some(m) => ("-", m),
-        None => ("", mantissa),
-    };
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    if (-4..16).contains(&exp) {
-        let point = exp + 1; // digits before the decimal point
-        let s = if point <= 0 {
-            format!(
-                "0.{}{digits}",
-                "0".repeat(usize::try_from(-point).unwrap_or(0))
-            )
-        } else {
-            let point = usize::try_from(point).unwrap_or(0);
-            if digits.len() <= point {
-                format!("{digits}{}.0", "0".repeat(point - digits.len()))
-            } else {
-                format!("{}.{}", &digits[..point], &digits[point..])
-            }
-        };
-        format!("{sign}{s}")
-    } else {
-        let rest = &digits[1..];
-        let mantissa = if rest.is_empty() {
-            digits[..1].to_owned()
-        } else {
-            format!("{}.{rest}", &digits[..1])
-        };
-        let esign = if exp < 0 { '-' } else { '+' };
-        format!("{sign}{mantissa}e{esign}{:02}", exp.abs())
-    }
-}
+const NOW: DateTime = DateTime {
+    year: 2024,
+    month: 7,
+    day: 26,
+    hour: 12,
+    minute: 0,
+    second: 0,
+    microsecond: 0,
+};
 
 fn tools(flat: bool) -> Json {
     let tools = json!([
@@ -831,11 +578,29 @@ fn context(family: &Family, messages: &[Json], add_generation_prompt: bool) -> J
     })
 }
 
-fn render(env: &Environment<'_>, name: &str, ctx: &Json) -> Result<String, String> {
-    let template = env.get_template(name).map_err(|e| format!("{e:#}"))?;
+/// Renders a context made by [`context`]: its messages, tools and
+/// generation-prompt flag as render_jinja_template's arguments, the rest as
+/// template variables.
+fn render(template: &ChatTemplate, ctx: &Json) -> Result<String, String> {
+    let mut input = RenderInput::new(ctx["messages"].as_array().cloned().unwrap_or_default());
+    input.tools = ctx["tools"].as_array().cloned();
+    input.documents = ctx["documents"].as_array().cloned();
+    input.add_generation_prompt = ctx["add_generation_prompt"].as_bool().unwrap_or(false);
+    if let Some(vars) = ctx.as_object() {
+        for (k, v) in vars {
+            if !matches!(
+                k.as_str(),
+                "messages" | "tools" | "documents" | "add_generation_prompt"
+            ) {
+                input.kwargs.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    input.now = Some(NOW);
     template
-        .render(J::from(Serde(ctx)))
-        .map_err(|e| format!("{e:#}"))
+        .render(&input)
+        .map(|r| r.text)
+        .map_err(|e| e.to_string())
 }
 
 /// What the parse must give back.
@@ -865,7 +630,7 @@ fn trimmed(text: Option<&str>) -> Option<String> {
 
 /// Renders one turn, parses it back and says what differs.
 fn round_trip(
-    env: &Environment<'_>,
+    chat: &ChatTemplate,
     family: &Family,
     template: &retort::Template,
     turn: Turn,
@@ -875,8 +640,8 @@ fn round_trip(
     let prompt_ctx = context(family, &messages, true);
     messages.push(assistant(family, turn));
     let full_ctx = context(family, &messages, false);
-    let prompt = render(env, family.chat_template, &prompt_ctx);
-    let full = render(env, family.chat_template, &full_ctx);
+    let prompt = render(chat, &prompt_ctx);
+    let full = render(chat, &full_ctx);
     if let Some(dir) = dump {
         let record = json!({
             "chat_template": family.chat_template, "turn": format!("{turn:?}"),
@@ -970,7 +735,6 @@ fn chat_templates_round_trip() {
     if let Some(d) = &dump {
         std::fs::create_dir_all(d).expect("create the dump directory");
     }
-    let mut env = environment();
     let mut files: Vec<String> = std::fs::read_dir(&dir)
         .expect("list the chat templates")
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
@@ -993,13 +757,13 @@ fn chat_templates_round_trip() {
             problems.push(format!("{}: listed but absent", family.chat_template));
             continue;
         };
-        if let Err(e) = env.add_template_owned(family.chat_template.to_owned(), source.clone()) {
-            problems.push(format!(
-                "{}: minijinja cannot parse it: {e:#}",
-                family.chat_template
-            ));
-            continue;
-        }
+        let chat = match ChatTemplate::new(&source) {
+            Ok(chat) => chat,
+            Err(e) => {
+                problems.push(format!("{}: does not compile: {e}", family.chat_template));
+                continue;
+            }
+        };
         let Some(name) = family.template else {
             for (_, why) in family.known {
                 let _ = writeln!(report, "{}: not bundled: {why}", family.chat_template);
@@ -1031,7 +795,7 @@ fn chat_templates_round_trip() {
         }
         let known_reasons: BTreeMap<Turn, &str> = family.known.iter().copied().collect();
         for turn in TURNS {
-            let outcome = round_trip(&env, family, &bundled, turn, dump.as_deref());
+            let outcome = round_trip(&chat, family, &bundled, turn, dump.as_deref());
             match (outcome, known_reasons.get(&turn)) {
                 (Ok(()), None) => passed += 1,
                 (Ok(()), Some(_)) => problems.push(format!(
@@ -1062,10 +826,14 @@ fn chat_templates_round_trip() {
 
 #[test]
 fn tojson_is_python_json_dumps() {
-    let env = environment();
     let render = |src: &str, ctx: Json| {
-        env.render_str(src, J::from(Serde(ctx)))
-            .unwrap_or_else(|e| panic!("{src}: {e:#}"))
+        let template = ChatTemplate::new(src).unwrap_or_else(|e| panic!("{src}: {e}"));
+        let mut input = RenderInput::new(Vec::new());
+        input.kwargs = ctx.as_object().cloned().unwrap_or_default();
+        template
+            .render(&input)
+            .map(|r| r.text)
+            .unwrap_or_else(|e| panic!("{src}: {e}"))
     };
     let value = json!({"b": [1, 2.5, null, true], "a": "é\"\n", "c": {}});
     // Expected strings are Python's json.dumps of the same value.
