@@ -394,6 +394,37 @@ def meant_by(message):
     return {"reasoning_content": message.get("reasoning_content"), "content": message.get("content"), "tool_calls": calls}
 
 
+def same_intent(got, intent):
+    """`got` says what `intent` means. Without tool definitions the
+    tag-delimited formats (Qwen3-Coder, GLM, MiniMax, ...) give each argument
+    value as its text (the definitions type it), so a text value also
+    matches the value it reads as JSON."""
+    if not isinstance(got, dict) or "tool_calls" not in got:
+        return got == intent
+    if {k: v for k, v in got.items() if k != "tool_calls"} != {k: v for k, v in intent.items() if k != "tool_calls"}:
+        return False
+    if len(got["tool_calls"]) != len(intent["tool_calls"]):
+        return False
+    for (gn, ga, gi), (wn, wa, wi) in zip(got["tool_calls"], intent["tool_calls"]):
+        if gn != wn or gi != wi:
+            return False
+        if isinstance(ga, dict) and isinstance(wa, dict):
+            if ga.keys() != wa.keys() or not all(value_reads_as(ga[k], wa[k]) for k in ga):
+                return False
+        elif ga != wa:
+            return False
+    return True
+
+
+def value_reads_as(got, want):
+    if isinstance(got, str) and not isinstance(want, str):
+        try:
+            return json.loads(got) == want
+        except ValueError:
+            return False
+    return got == want
+
+
 def check(path):
     """Whether each complete sample's expected message (the reference's) is
     the message the sample was written to mean: a template that misreads its
@@ -411,7 +442,7 @@ def check(path):
         checked += 1
         whole = expected.get(case["id"])
         got = meant_by(whole["message"]) if whole and "message" in whole else whole
-        if got != intent:
+        if not same_intent(got, intent):
             bad += 1
             print(f"{case['id']} ({case['what']}):\n  meant    {js(intent)}\n  expected {js(got)}")
     print(f"{checked} samples checked, {bad} not parsed as meant")
