@@ -123,6 +123,11 @@ enum Command {
         /// goes on with the next delimiter, instead of stopping with an error.
         #[arg(long, conflicts_with = "openai")]
         lenient: bool,
+        /// A prompt (--prefix, --prefix-file) that does not contain the
+        /// template's start anchor is an error (exit 1) instead of a warning
+        /// on stderr: without the anchor the whole prompt is parsed as output.
+        #[arg(long)]
+        require_anchor: bool,
     },
     /// Prints the Rust module that `response_template!` generates for a
     /// template, formatted.
@@ -236,6 +241,7 @@ fn main() -> ExitCode {
             tools,
             openai,
             lenient,
+            require_anchor,
         } => match parse_operands(template_opt, positional) {
             Ok((template, input)) => parse::run(parse::Options {
                 template,
@@ -247,6 +253,7 @@ fn main() -> ExitCode {
                 tools,
                 openai,
                 lenient,
+                require_anchor,
             }),
             Err(e) => e.exit(),
         },

@@ -18,6 +18,7 @@ pub struct Options {
     pub tools: Option<PathBuf>,
     pub openai: bool,
     pub lenient: bool,
+    pub require_anchor: bool,
 }
 
 pub fn run(o: Options) -> Result<(), Failure> {
@@ -48,6 +49,17 @@ pub fn run(o: Options) -> Result<(), Failure> {
         None => Box::new(std::io::stdin().lock()),
     };
     if o.openai {
+        // The chunk stream makes its own parser; the anchor is checked on
+        // one made for that alone.
+        let probe = ParserOptions::new().require_anchor(o.require_anchor);
+        match template.parser_with(&prefix, probe, None) {
+            Ok(p) if p.anchor_missing() => warn_anchor_missing(),
+            Err(e) if e.kind == ParseErrorKind::MissingAnchor => {
+                eprintln!("retort: error: {}", e.message);
+                return Err(Failure::Reported);
+            }
+            _ => {}
+        }
         return openai_chunks(&template, &prefix, tools, &mut *input, o.chunk);
     }
     let mut run = Run {
@@ -55,6 +67,7 @@ pub fn run(o: Options) -> Result<(), Failure> {
         prefix: &prefix,
         tools: tools.as_ref(),
         lenient: o.lenient,
+        require_anchor: o.require_anchor,
         parser: None,
         stream: o.stream,
         out: std::io::BufWriter::new(std::io::stdout().lock()),
@@ -69,7 +82,12 @@ pub fn run(o: Options) -> Result<(), Failure> {
         },
     };
     match run.new_parser() {
-        Ok(p) => run.parser = Some(p),
+        Ok(p) => {
+            if p.anchor_missing() {
+                warn_anchor_missing();
+            }
+            run.parser = Some(p);
+        }
         // Tool definitions are an argument, not model output.
         Err(e) if e.kind == ParseErrorKind::Tools => {
             let file = o.tools.as_ref().map(|f| f.display().to_string());
@@ -153,6 +171,8 @@ struct Run<'t> {
     /// Lenient mode: a malformed region is reported and kept, and parsing
     /// goes on.
     lenient: bool,
+    /// A prompt without the start anchor is an error, not a warning.
+    require_anchor: bool,
     parser: Option<Parser<'t>>,
     stream: bool,
     /// Written a feed at a time: events show as soon as the piece that
@@ -220,7 +240,9 @@ impl Pieces {
 
 impl<'t> Run<'t> {
     fn new_parser(&self) -> Result<Parser<'t>, ParseError> {
-        let options = ParserOptions::new().lenient(self.lenient);
+        let options = ParserOptions::new()
+            .lenient(self.lenient)
+            .require_anchor(self.require_anchor);
         self.template.parser_with(self.prefix, options, self.tools)
     }
 
@@ -453,7 +475,11 @@ impl<'t> Run<'t> {
             // The stderr report below still says what happened.
             let _ = self.line(&line).and_then(|()| self.flush());
         }
-        let mut report = String::from("error: bad model output: ");
+        let mut report = String::from(if e.kind == ParseErrorKind::MissingAnchor {
+            "error: the prompt does not fit the template: "
+        } else {
+            "error: bad model output: "
+        });
         match &e.field {
             Some(f) => report.push_str(&format!("field '{f}': {}", e.message)),
             None => report.push_str(&e.message),
@@ -539,6 +565,7 @@ fn kind_name(kind: &ParseErrorKind) -> &'static str {
         ParseErrorKind::Tools => "tools",
         ParseErrorKind::MissingFields(_) => "missing-fields",
         ParseErrorKind::Finalized => "finalized",
+        ParseErrorKind::MissingAnchor => "missing-anchor",
         ParseErrorKind::InvalidUtf8 => "invalid-utf8",
         ParseErrorKind::NoProgress => "no-progress",
         ParseErrorKind::MatcherBudget => "matcher-budget",
@@ -595,6 +622,16 @@ fn openai_chunks(
     write(last)?;
     warn_replaced(stream.replaced());
     Ok(())
+}
+
+/// Tells stderr that the prompt lacks the template's start anchor, so that
+/// the whole prompt was parsed as output.
+fn warn_anchor_missing() {
+    eprintln!(
+        "retort: warning: the template's start anchor does not occur in the prompt: the whole \
+         prompt is parsed as output (the reference's semantics). The template may not fit this \
+         prompt; --require-anchor makes this an error"
+    );
 }
 
 /// Tells stderr of each value the template's semantics replaced.

@@ -808,3 +808,44 @@ fn output_into_a_closed_pipe_ends_quietly() {
 fn libc_sigpipe() -> i32 {
     13
 }
+
+/// A prompt without the template's start anchor (here gpt-oss rendered
+/// without the generation prompt) is parsed whole, as the reference does,
+/// with a warning on stderr; `--require-anchor` makes it an error.
+#[test]
+fn a_prompt_without_the_start_anchor_is_reported() {
+    let prompt = "<|start|>user<|message|>Hi<|end|>";
+    let output = b"<|channel|>final<|message|>Hello!<|return|>";
+    for extra in [&[][..], &["--openai"][..]] {
+        let mut args = vec!["parse", "gpt-oss", "--prefix", prompt];
+        args.extend_from_slice(extra);
+        let o = retort(&args, output);
+        assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+        assert!(
+            err(&o).contains("start anchor does not occur in the prompt"),
+            "{}",
+            err(&o)
+        );
+        args.push("--require-anchor");
+        let o = retort(&args, output);
+        assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+        assert!(
+            err(&o).contains("does not occur in the prompt"),
+            "{}",
+            err(&o)
+        );
+    }
+    let o = retort(
+        &[
+            "parse",
+            "gpt-oss",
+            "--require-anchor",
+            "--prefix",
+            "<|start|>assistant",
+        ],
+        output,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(!err(&o).contains("start anchor"), "{}", err(&o));
+    assert!(out(&o).contains("Hello!"), "{}", out(&o));
+}

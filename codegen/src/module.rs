@@ -567,6 +567,12 @@ pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream
                     self.inner.replaced()
                 }
 
+                /// Whether the prompt (not empty) lacks the start anchor,
+                /// so that all of it was parsed as output.
+                pub fn anchor_missing(&self) -> bool {
+                    self.inner.anchor_missing()
+                }
+
                 /// The events the prompt produced, to replay first.
                 pub fn initial_events(&self) -> &[#kr::OwnedEvent] {
                     self.inner.initial_events()

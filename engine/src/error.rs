@@ -13,6 +13,11 @@ pub enum ParseErrorKind {
     MissingFields(Vec<String>),
     /// `feed` or `finalize` after `finalize`.
     Finalized,
+    /// (With [`ParserOptions::require_anchor`](crate::ParserOptions::require_anchor))
+    /// the prompt given as the prefix does not contain the template's start
+    /// anchor: the template does not fit the prompt (a prompt variant it
+    /// does not know, or another model's template). `raw` holds the prompt.
+    MissingAnchor,
     /// The bytes fed are not valid UTF-8.
     InvalidUtf8,
     /// Delimiters that match the empty string keep matching at one place

@@ -252,7 +252,7 @@ fn classify(e: &ParseError) -> (&'static str, &str) {
             None if message.contains("object has no attribute") => ("AttributeError", message),
             None => ("ValueError", message),
         },
-        ParseErrorKind::InvalidUtf8 => ("ValueError", message),
+        ParseErrorKind::InvalidUtf8 | ParseErrorKind::MissingAnchor => ("ValueError", message),
         // The reference loops or searches forever here (docs/divergences.md);
         // retort stops with an error of its own.
         _ => ("RuntimeError", message),
@@ -477,12 +477,13 @@ struct PyResponseParser {
 #[pymethods]
 impl PyResponseParser {
     #[new]
-    #[pyo3(signature = (response_template, prefix=None, *, tools=None))]
+    #[pyo3(signature = (response_template, prefix=None, *, tools=None, require_anchor=false))]
     fn new(
         py: Python<'_>,
         response_template: &Bound<'_, PyAny>,
         prefix: Option<&Bound<'_, PyAny>>,
         tools: Option<&Bound<'_, PyAny>>,
+        require_anchor: bool,
     ) -> PyResult<PyResponseParser> {
         let template = resolve_template(py, response_template)?;
         let Some(prefix) = prefix.filter(|p| !p.is_none()) else {
@@ -490,14 +491,30 @@ impl PyResponseParser {
         };
         let prefix: PyBackedStr = prefix.extract()?;
         let tools = resolve_tools(py, tools)?;
-        let cell = ParserCell::try_new(template, |t| make_parser(t, &prefix, tools.as_ref()))
-            .map_err(|e| parse_error(py, &e))?;
+        let cell = ParserCell::try_new(template, |t| {
+            if require_anchor {
+                let options = retort::ParserOptions::new().require_anchor(true);
+                t.parser_with(&prefix, options, tools.as_ref())
+            } else {
+                make_parser(t, &prefix, tools.as_ref())
+            }
+        })
+        .map_err(|e| parse_error(py, &e))?;
         let initial = cell
             .with_dependent(|_, p| {
                 events_to_py(py, p.initial_events().iter().map(|e| e.as_event()))
             })?
             .unbind();
         Ok(PyResponseParser { cell, initial })
+    }
+
+    /// Whether the prompt (not empty) lacks the template's start anchor:
+    /// then the whole prompt was parsed as if the model had written it (the
+    /// reference's semantics), which usually means the template does not
+    /// fit the prompt. `require_anchor=True` raises `ValueError` instead.
+    #[getter]
+    fn anchor_missing(&self) -> bool {
+        self.cell.with_dependent(|_, p| p.anchor_missing())
     }
 
     /// The events the prompt produced (regions it opened or wrote), to

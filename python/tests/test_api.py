@@ -165,6 +165,25 @@ def test_parse_errors_carry_the_field_and_raw_text():
     assert isinstance(info.value.offset, int)
 
 
+def test_a_prompt_without_the_start_anchor_is_reported():
+    """gpt-oss rendered without the generation prompt: the whole prompt is
+    parsed (the reference's semantics), and the parser says so; with
+    ``require_anchor=True`` it raises instead, as a ValueError holding the
+    prompt."""
+    prompt = "<|start|>user<|message|>Hi<|end|>"
+    gpt_oss = retort.templates.spec("gpt-oss")
+    parser = retort.ResponseParser(gpt_oss, prefix=prompt)
+    assert parser.anchor_missing is True
+    parser.feed("<|channel|>final<|message|>Hello!<|return|>")
+    message, _ = parser.finalize()
+    assert message["content"] == "Hello!"
+    assert retort.ResponseParser(gpt_oss, prefix=prompt + "<|start|>assistant").anchor_missing is False
+    assert retort.ResponseParser(gpt_oss, prefix="").anchor_missing is False
+    with pytest.raises(ValueError, match="start anchor") as info:
+        retort.ResponseParser(gpt_oss, prefix=prompt, require_anchor=True)
+    assert info.value.raw == prompt
+
+
 def test_parse_many_releases_the_gil():
     """Another Python thread runs while the batch is parsed: with the GIL
     held through the native call it could not count at all."""

@@ -235,6 +235,8 @@ pub struct Parser<'t, M: HasRegions = &'t Template> {
     /// Lenient mode: the work budget ran out; the rest is text of the open
     /// region.
     plain: bool,
+    /// A non-empty prefix did not contain the start anchor.
+    anchor_missing: bool,
     /// Where the model's output starts in `text` (after the prompt's tail):
     /// `max_message` counts from here.
     output_start: usize,
@@ -372,6 +374,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             pending_utf8: Vec::new(),
             options,
             plain: false,
+            anchor_missing: false,
             output_start: 0,
             params_on: false,
             typed_on: true,
@@ -383,10 +386,25 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         if !t.trackers.tables.is_empty() {
             p.guards.states = t.trackers.tables.iter().map(|tb| tb.start(None)).collect();
         }
-        let truncated = match &t.anchor_finder {
+        let found = match &t.anchor_finder {
             Some(f) => after_last_literal(f, prefix),
             None => truncate_past_last_anchor(&t.start_anchor, prefix)?,
         };
+        // An empty prefix opts out of the anchor; any other prompt without
+        // it means the template does not fit the prompt, and the reference
+        // parses the whole prompt as output (the prompt's own examples
+        // become calls): reported, or refused on request.
+        p.anchor_missing = found.is_none() && !prefix.is_empty();
+        if p.anchor_missing && options.require_anchor {
+            return Err(ParseError {
+                kind: ParseErrorKind::MissingAnchor,
+                field: None,
+                offset: 0,
+                raw: prefix.to_owned(),
+                message: "the template's start anchor does not occur in the prompt given as the prefix (the reference would parse the whole prompt as output)".into(),
+            });
+        }
+        let truncated = found.unwrap_or(prefix);
         if !truncated.is_empty() {
             p.text.buf.push_str(truncated);
             p.track(0);
@@ -1155,6 +1173,16 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     /// with a template that does not take it, shows up here.
     pub fn replaced(&self) -> &[Replaced] {
         &self.log.replaced
+    }
+
+    /// Whether the prompt given as the prefix (not empty) lacks the
+    /// template's start anchor. The reference then parses the whole prompt
+    /// as if the model had written it, so a template that does not fit the
+    /// prompt (a prompt variant it does not know, another model's template)
+    /// gives a message built from the prompt: this says so.
+    /// [`ParserOptions::require_anchor`] makes it an error instead.
+    pub fn anchor_missing(&self) -> bool {
+        self.anchor_missing
     }
 
     /// (Lenient mode) whether a delimiter pattern exceeded the work budget,

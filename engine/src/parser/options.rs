@@ -71,6 +71,11 @@ pub struct ParserOptions {
     pub budget: crate::WorkBudget,
     /// Bounds on held text.
     pub limits: Limits,
+    /// Whether a non-empty prefix without the start anchor is an error
+    /// ([`ParseErrorKind::MissingAnchor`](crate::ParseErrorKind::MissingAnchor))
+    /// instead of a warning ([`Parser::anchor_missing`](crate::Parser::anchor_missing)).
+    /// The reference parses the whole prompt as output then; off by default.
+    pub require_anchor: bool,
 }
 
 impl ParserOptions {
@@ -88,6 +93,13 @@ impl ParserOptions {
     /// The same options with another work budget.
     pub fn budget(mut self, budget: crate::WorkBudget) -> ParserOptions {
         self.budget = budget;
+        self
+    }
+
+    /// The same options, with a missing start anchor an error or not (see
+    /// [`ParserOptions::require_anchor`](ParserOptions#structfield.require_anchor)).
+    pub fn require_anchor(mut self, on: bool) -> ParserOptions {
+        self.require_anchor = on;
         self
     }
 

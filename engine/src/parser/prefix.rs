@@ -99,11 +99,12 @@ pub(super) fn search_partial(
 }
 
 /// The prompt after the last of the non-overlapping occurrences of a
-/// literal anchor, found from the left as `finditer` does.
+/// literal anchor, found from the left as `finditer` does; `None` when the
+/// anchor does not occur.
 pub(super) fn after_last_literal<'a>(
     finder: &memchr::memmem::Finder<'_>,
     prefix: &'a str,
-) -> &'a str {
+) -> Option<&'a str> {
     let n = finder.needle().len();
     let mut at = 0;
     let mut last_end = None;
@@ -112,16 +113,16 @@ pub(super) fn after_last_literal<'a>(
         last_end = Some(at);
     }
     // A match of a UTF-8 literal in UTF-8 text ends on a character boundary.
-    last_end.and_then(|e| prefix.get(e..)).unwrap_or(prefix)
+    last_end.and_then(|e| prefix.get(e..))
 }
 
-/// The prompt after the last match of the start anchor (all of it when the
-/// anchor does not occur), as `truncate_past_last_anchor` does with
-/// `finditer`.
+/// The prompt after the last match of the start anchor (`None` when the
+/// anchor does not occur: the reference then uses all of it), as
+/// `truncate_past_last_anchor` does with `finditer`.
 pub(super) fn truncate_past_last_anchor<'a>(
     anchor: &Delimiter,
     prefix: &'a str,
-) -> Result<&'a str, ParseError> {
+) -> Result<Option<&'a str>, ParseError> {
     let mut last_end = None;
     for m in anchor.regex.find_iter(prefix) {
         let m = m.map_err(|_| ParseError {
@@ -133,8 +134,5 @@ pub(super) fn truncate_past_last_anchor<'a>(
         })?;
         last_end = Some(m.end());
     }
-    Ok(match last_end {
-        Some(e) => &prefix[e..],
-        None => prefix,
-    })
+    Ok(last_end.map(|e| &prefix[e..]))
 }

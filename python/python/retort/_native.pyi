@@ -36,7 +36,12 @@ class ResponseParser:
         prefix: str | None = None,
         *,
         tools: Iterable[Tool] | None = None,
+        require_anchor: bool = False,
     ) -> None: ...
+    @property
+    def anchor_missing(self) -> bool:
+        """The prompt (not empty) lacks the template's start anchor, so all
+        of it was parsed as output; ``require_anchor=True`` raises instead."""
     @property
     def initial_events(self) -> list[Event]: ...
     def feed(self, text: str) -> list[Event]: ...
