@@ -390,6 +390,7 @@ impl<'t> Run<'t> {
         // A field written twice keeps its last value (the reference's
         // semantics): say so, so that the earlier text is not lost unseen.
         warn_replaced(p.replaced());
+        warn_unclaimed(p.unclaimed());
         if self.stream {
             self.write("{\"type\": \"message\", \"message\": ")?;
             self.write_map(&message)?;
@@ -632,6 +633,26 @@ fn warn_anchor_missing() {
          prompt is parsed as output (the reference's semantics). The template may not fit this \
          prompt; --require-anchor makes this an error"
     );
+}
+
+/// Tells stderr of the output's text that no region claimed (templates
+/// without an implicit field drop it): whitespace between regions aside,
+/// each run with its offset and its first line.
+fn warn_unclaimed(unclaimed: &[retort::Unclaimed]) {
+    for u in unclaimed.iter().filter(|u| u.is_significant()) {
+        let first = u.text.trim().lines().next().unwrap_or_default();
+        let shown: String = first.chars().take(80).collect();
+        let more = if shown.len() < u.text.trim().len() {
+            " …"
+        } else {
+            ""
+        };
+        eprintln!(
+            "retort: warning: {} bytes at byte {} are in no region and not in the message: {shown:?}{more}",
+            u.text.len(),
+            u.offset
+        );
+    }
 }
 
 /// Tells stderr of each value the template's semantics replaced.

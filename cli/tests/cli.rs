@@ -849,3 +849,20 @@ fn a_prompt_without_the_start_anchor_is_reported() {
     assert!(!err(&o).contains("start anchor"), "{}", err(&o));
     assert!(out(&o).contains("Hello!"), "{}", out(&o));
 }
+
+/// Output no region claims (gpt-oss prose without a channel header) is not
+/// in the message, as in the reference; stderr says where it went.
+#[test]
+fn text_no_region_claims_is_reported_on_stderr() {
+    let o = retort(
+        &["parse", "gpt-oss", "--prefix", "<|start|>assistant"],
+        b"The weather is sunny.",
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(!out(&o).contains("sunny"), "{}", out(&o));
+    assert!(
+        err(&o).contains("21 bytes at byte 0 are in no region") && err(&o).contains("sunny"),
+        "{}",
+        err(&o)
+    );
+}

@@ -567,6 +567,11 @@ pub fn generate(template: &Template, opts: &ModuleOptions) -> Result<TokenStream
                     self.inner.replaced()
                 }
 
+                /// The generation's text that no region claimed, in order.
+                pub fn unclaimed(&self) -> &[#kr::Unclaimed] {
+                    self.inner.unclaimed()
+                }
+
                 /// Whether the prompt (not empty) lacks the start anchor,
                 /// so that all of it was parsed as output.
                 pub fn anchor_missing(&self) -> bool {

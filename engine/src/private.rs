@@ -8,6 +8,7 @@ pub use crate::event::{Event, OwnedEvent};
 pub use crate::machine::{HasRegions, LiteralHit, Machine, NoRegions, RegionValues, TypedRegions};
 pub use crate::parser::{
     Events, FieldValues, Malformed, OpenRegion, Parser, ParserOptions, Replaced, TypedEvents,
+    Unclaimed,
 };
 pub use crate::py::{JSON_MAX_DEPTH, json_object_entries};
 pub use crate::pyre::{

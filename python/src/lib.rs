@@ -517,6 +517,20 @@ impl PyResponseParser {
         self.cell.with_dependent(|_, p| p.anchor_missing())
     }
 
+    /// The generation's text that no region claimed so far (templates
+    /// without an implicit field drop text outside regions, as the
+    /// reference does): a list of `(offset, text)`, whitespace between
+    /// regions included.
+    #[getter]
+    fn unclaimed(&self) -> Vec<(usize, String)> {
+        self.cell.with_dependent(|_, p| {
+            p.unclaimed()
+                .iter()
+                .map(|u| (u.offset, u.text.clone()))
+                .collect()
+        })
+    }
+
     /// The events the prompt produced (regions it opened or wrote), to
     /// replay before the model's output.
     #[getter]

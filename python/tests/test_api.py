@@ -184,6 +184,15 @@ def test_a_prompt_without_the_start_anchor_is_reported():
     assert info.value.raw == prompt
 
 
+def test_text_no_region_claims_is_reported():
+    gpt_oss = retort.templates.spec("gpt-oss")
+    parser = retort.ResponseParser(gpt_oss, prefix="<|start|>assistant")
+    parser.feed("The weather is sunny.")
+    message, _ = parser.finalize()
+    assert "content" not in message
+    assert parser.unclaimed == [(0, "The weather is sunny.")]
+
+
 def test_parse_many_releases_the_gil():
     """Another Python thread runs while the batch is parsed: with the GIL
     held through the native call it could not count at all."""

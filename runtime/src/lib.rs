@@ -110,8 +110,8 @@
 pub use retort_engine::{
     AssistantMessage, Event, Events, EventsIter, FieldId, FieldValues, Int, Limits, Malformed, Map,
     OpenRegion, OwnedEvent, Param, ParseError, ParseErrorKind, Parser, ParserOptions, Replaced,
-    Template, TemplateError, ToolCall, Typed, TypedEvents, TypedEventsIter, UnknownTemplate, Value,
-    WorkBudget,
+    Template, TemplateError, ToolCall, Typed, TypedEvents, TypedEventsIter, Unclaimed,
+    UnknownTemplate, Value, WorkBudget,
 };
 pub use retort_engine::{content, event, py, template, typed, value};
 

@@ -51,6 +51,9 @@ pub(super) struct Log {
     pub(super) malformed: Vec<Malformed>,
     /// The values replaced so far, in order (see [`Replaced`]).
     pub(super) replaced: Vec<Replaced>,
+    /// The generation's text no region claimed, in order (see
+    /// [`Unclaimed`](super::Unclaimed)).
+    pub(super) unclaimed: Vec<super::Unclaimed>,
 }
 
 /// The message being built and the values this call's close events point

@@ -12,7 +12,12 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     /// Routes text `[a, b)` of `src` to the current region (dropped if there
     /// is none).
     pub(super) fn route(&mut self, src: Hay<'_>, a: usize, b: usize) {
-        let Some(f) = self.current else { return };
+        let Some(f) = self.current else {
+            if self.unclaimed_on && a < b {
+                self.note_unclaimed(a, src.slice(a, b));
+            }
+            return;
+        };
         if a >= b {
             return;
         }

@@ -51,7 +51,7 @@ pub use events::{Events, EventsIter, Param, TypedEvents, TypedEventsIter};
 use events::{Kept, Log, RawEvent, ValueSlot};
 pub use fields::FieldValues;
 pub use open_region::OpenRegion;
-pub use options::{Limits, Malformed, ParserOptions, Replaced};
+pub use options::{Limits, Malformed, ParserOptions, Replaced, Unclaimed};
 use prefix::{after_last_literal, truncate_past_last_anchor};
 
 /// The text the parser holds: a window of the parser's text, addressed by
@@ -237,6 +237,9 @@ pub struct Parser<'t, M: HasRegions = &'t Template> {
     plain: bool,
     /// A non-empty prefix did not contain the start anchor.
     anchor_missing: bool,
+    /// Text outside every region is recorded ([`Parser::unclaimed`]): the
+    /// template has no implicit field, and the prompt is behind us.
+    unclaimed_on: bool,
     /// Where the model's output starts in `text` (after the prompt's tail):
     /// `max_message` counts from here.
     output_start: usize,
@@ -375,6 +378,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             options,
             plain: false,
             anchor_missing: false,
+            unclaimed_on: false,
             output_start: 0,
             params_on: false,
             typed_on: true,
@@ -415,6 +419,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             p.kept.values.clear();
         }
         p.output_start = p.text.len();
+        p.unclaimed_on = t.implicit.is_none();
         let ws = p.watch_set();
         p.scan.reset(ws, p.pos);
         p.quick = p.quick_stop();
@@ -1030,6 +1035,9 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     fn feed_outside<'a>(&'a mut self, text: &'a str, hold: Option<usize>) -> Events<'a> {
         let start = self.pos;
         let end = self.text.len() + text.len();
+        if self.unclaimed_on {
+            self.note_outside(text, hold.unwrap_or(end - start));
+        }
         self.clear_lists();
         self.log.raw.clear();
         match hold {
@@ -1051,6 +1059,23 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             base: start,
             before: None,
         })
+    }
+
+    /// Records the first `len` bytes from the position (the held text, then
+    /// `text`) as unclaimed: what [`Parser::feed_outside`] drops.
+    #[cold]
+    fn note_outside(&mut self, text: &str, len: usize) {
+        let from = self.pos - self.text.base;
+        let held = self.text.buf.get(from..).unwrap_or("");
+        let mut dropped = String::with_capacity(len);
+        dropped.push_str(&held[..len.min(held.len())]);
+        if len > held.len() {
+            // A hold begins a delimiter, so it is a character boundary;
+            // `get` keeps a wrong offset from panicking all the same.
+            dropped.push_str(text.get(..len - held.len()).unwrap_or(text));
+        }
+        let offset = self.pos;
+        self.note_unclaimed(offset, &dropped);
     }
 
     /// Empties this call's values and parameters before a quick path
@@ -1173,6 +1198,32 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     /// with a template that does not take it, shows up here.
     pub fn replaced(&self) -> &[Replaced] {
         &self.log.replaced
+    }
+
+    /// The generation's text that no region claimed so far, in order
+    /// (templates without an implicit field drop text outside regions; see
+    /// [`Unclaimed`]). Whitespace between regions is listed too:
+    /// [`Unclaimed::is_significant`] tells it apart.
+    pub fn unclaimed(&self) -> &[Unclaimed] {
+        &self.log.unclaimed
+    }
+
+    /// Records text `[offset, offset + text.len())` as claimed by no
+    /// region, joined to the previous record when adjacent.
+    pub(super) fn note_unclaimed(&mut self, offset: usize, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        if let Some(last) = self.log.unclaimed.last_mut()
+            && last.offset + last.text.len() == offset
+        {
+            last.text.push_str(text);
+            return;
+        }
+        self.log.unclaimed.push(Unclaimed {
+            offset,
+            text: text.to_owned(),
+        });
     }
 
     /// Whether the prompt given as the prefix (not empty) lacks the

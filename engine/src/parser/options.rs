@@ -140,3 +140,25 @@ pub struct Replaced {
     /// end; for the implicit field, its first byte).
     pub offset: usize,
 }
+
+/// Text of the generation that no region claimed. In a template without an
+/// implicit field, text outside every region goes nowhere (the reference's
+/// semantics, which the message keeps): a model that writes prose where the
+/// format expects a header, or a template that does not fit the output,
+/// loses it without a word. This report keeps it, with where it was.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unclaimed {
+    /// Byte offset of the text in the parser's text (the truncated prompt
+    /// followed by the generation).
+    pub offset: usize,
+    /// The text, as the model wrote it (adjacent pieces joined).
+    pub text: String,
+}
+
+impl Unclaimed {
+    /// Whether the text is more than whitespace (the formatting between
+    /// regions that many formats write).
+    pub fn is_significant(&self) -> bool {
+        self.text.chars().any(|c| !c.is_whitespace())
+    }
+}

@@ -43,6 +43,10 @@ class ResponseParser:
         """The prompt (not empty) lacks the template's start anchor, so all
         of it was parsed as output; ``require_anchor=True`` raises instead."""
     @property
+    def unclaimed(self) -> list[tuple[int, str]]:
+        """The generation's text no region claimed, as ``(offset, text)``
+        (templates without an implicit field drop it)."""
+    @property
     def initial_events(self) -> list[Event]: ...
     def feed(self, text: str) -> list[Event]: ...
     def finalize(self) -> tuple[dict[str, Any], list[Event]]: ...
