@@ -267,7 +267,7 @@ FORMATS = {
         ("Python-style values", "<|tool_call_start|>[f(a='it\\'s', c=False), g(x=\"a=b, c\")]<|tool_call_end|>"),
     ]),
     "reka-edge": dict(think=("<think>\n", "\n</think>\n\n"), calls=hermes, eot="<sep>"),
-    "gigachat3": dict(think=None, calls=gigachat, eot="", single=True, calls_last=True),
+    "gigachat3": dict(think=None, calls=gigachat, eot="<|message_sep|>", single=True, calls_last=True),
     "minicpm5": dict(think=("<think>\n", "</think>"), calls=minicpm, eot="<|im_end|>"),
     "ling": dict(think=("<think>\n", "\n</think>\n"), calls=glm, eot="<|role_end|>"),
 }
