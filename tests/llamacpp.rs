@@ -48,29 +48,12 @@ fn covered() -> BTreeMap<String, String> {
 
 /// Case id -> reason, from the README's table.
 fn known_failures() -> BTreeMap<String, String> {
-    let text =
-        std::fs::read_to_string(root().join("templates/README.md")).expect("templates/README.md");
-    let mut inside = false;
     let mut known = BTreeMap::new();
-    for line in text.lines() {
-        if let Some(heading) = line.strip_prefix("## ") {
-            inside = heading.trim() == "llama.cpp cases that do not pass";
-            continue;
-        }
-        if !inside || !line.starts_with("| `") {
-            continue;
-        }
-        let cells: Vec<&str> = line
-            .trim()
-            .trim_matches('|')
-            .split('|')
-            .map(str::trim)
-            .collect();
-        let reason = cells.last().copied().unwrap_or("").to_owned();
+    for cells in retort_tests::readme_rows("llama.cpp cases that do not pass") {
+        let reason = cells.last().cloned().unwrap_or_default();
         // One row may list several cases: `A#1`, `B#2`.
         for id in cells[0].split(',') {
-            let id = id.trim().trim_matches('`');
-            known.insert(id.to_owned(), reason.clone());
+            known.insert(id.trim().trim_matches('`').to_owned(), reason.clone());
         }
     }
     known

@@ -80,24 +80,8 @@ fn models() -> Vec<Model> {
 
 /// `(template, example number) -> reason`, from templates/README.md.
 fn known_failures() -> BTreeMap<(String, usize), String> {
-    let text =
-        std::fs::read_to_string(root().join("templates/README.md")).expect("templates/README.md");
-    let mut inside = false;
     let mut known = BTreeMap::new();
-    for line in text.lines() {
-        if let Some(heading) = line.strip_prefix("## ") {
-            inside = heading.trim() == "Recorded examples that do not pass";
-            continue;
-        }
-        if !inside || !line.starts_with("| `") {
-            continue;
-        }
-        let cells: Vec<&str> = line
-            .trim()
-            .trim_matches('|')
-            .split('|')
-            .map(str::trim)
-            .collect();
+    for cells in retort_tests::readme_rows("Recorded examples that do not pass") {
         let Some((name, number)) = cells[0].strip_prefix('`').and_then(|c| c.split_once("` #"))
         else {
             continue;
@@ -107,7 +91,7 @@ fn known_failures() -> BTreeMap<(String, usize), String> {
             .expect("an example number in the README table");
         known.insert(
             (name.to_owned(), number),
-            cells.get(1).copied().unwrap_or("").to_owned(),
+            cells.get(1).cloned().unwrap_or_default(),
         );
     }
     known

@@ -417,6 +417,8 @@ def same_intent(got, intent):
 
 
 def value_reads_as(got, want):
+    """`got` is `want`, or text whose JSON reading is `want` (a value of a
+    tag-delimited format read without tool definitions)."""
     if isinstance(got, str) and not isinstance(want, str):
         try:
             return json.loads(got) == want

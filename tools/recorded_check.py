@@ -22,6 +22,8 @@ import os
 import re
 import sys
 
+from models_cases import value_reads_as
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.environ.get("RETORT_SHARED", os.path.join(ROOT, "..", "shared"))
 
@@ -75,16 +77,7 @@ def args_match(got, want):
     their values as text, typed only by the tool definitions, and the
     recordings do not carry the definitions their parsers were given."""
     if isinstance(got, dict) and isinstance(want, dict):
-        return got.keys() == want.keys() and all(value_match(got[k], want[k]) for k in got)
-    return got == want
-
-
-def value_match(got, want):
-    if isinstance(got, str) and not isinstance(want, str):
-        try:
-            return json.loads(got) == want
-        except ValueError:
-            return False
+        return got.keys() == want.keys() and all(value_reads_as(got[k], want[k]) for k in got)
     return got == want
 
 

@@ -3,16 +3,10 @@
 //! `Parser::anchor_missing` says so; `ParserOptions::require_anchor` turns
 //! it into an error that carries the prompt.
 
-use retort_engine::{ParseErrorKind, ParserOptions, Template};
-use std::path::Path;
+mod common;
 
-fn bundled(name: &str) -> Template {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../templates")
-        .join(format!("{name}.json"));
-    Template::from_json(&std::fs::read_to_string(&path).expect("a bundled template"))
-        .expect("the bundled template loads")
-}
+use common::bundled;
+use retort_engine::{ParseErrorKind, ParserOptions, Template};
 
 /// A gpt-oss conversation rendered without the generation prompt (the
 /// commonest way to get the prompt wrong): no `<|start|>assistant`.

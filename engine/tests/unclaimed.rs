@@ -3,16 +3,10 @@
 //! `Parser::unclaimed` keeps it, with its offset, the same for every
 //! chunking.
 
-use retort_engine::{Template, Unclaimed};
-use std::path::Path;
+mod common;
 
-fn bundled(name: &str) -> Template {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../templates")
-        .join(format!("{name}.json"));
-    Template::from_json(&std::fs::read_to_string(&path).expect("a bundled template"))
-        .expect("the bundled template loads")
-}
+use common::bundled;
+use retort_engine::{Template, Unclaimed};
 
 const PROMPT: &str = "<|start|>user<|message|>Hi<|end|><|start|>assistant";
 

@@ -16,6 +16,32 @@ pub fn root() -> PathBuf {
         .to_path_buf()
 }
 
+/// The rows of the table under the heading `## {heading}` of
+/// `templates/README.md` (the lists of known failures), each row's cells
+/// trimmed; only rows whose first cell starts with a backtick.
+pub fn readme_rows(heading: &str) -> Vec<Vec<String>> {
+    let text =
+        std::fs::read_to_string(root().join("templates/README.md")).expect("templates/README.md");
+    let mut inside = false;
+    let mut rows = Vec::new();
+    for line in text.lines() {
+        if let Some(h) = line.strip_prefix("## ") {
+            inside = h.trim() == heading;
+            continue;
+        }
+        if inside && line.starts_with("| `") {
+            rows.push(
+                line.trim()
+                    .trim_matches('|')
+                    .split('|')
+                    .map(|c| c.trim().to_owned())
+                    .collect(),
+            );
+        }
+    }
+    rows
+}
+
 /// Reads a JSON-lines case file with Python's JSON semantics.
 pub fn read_cases(path: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
