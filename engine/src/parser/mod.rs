@@ -1065,13 +1065,13 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     /// `text`) as unclaimed: what [`Parser::feed_outside`] drops.
     #[cold]
     fn note_outside(&mut self, text: &str, len: usize) {
-        let from = self.pos - self.text.base;
+        // A hold begins a delimiter, so every cut here is a character
+        // boundary; `get` keeps a wrong offset from panicking all the same.
+        let from = self.pos.saturating_sub(self.text.base);
         let held = self.text.buf.get(from..).unwrap_or("");
         let mut dropped = String::with_capacity(len);
-        dropped.push_str(&held[..len.min(held.len())]);
+        dropped.push_str(held.get(..len.min(held.len())).unwrap_or(held));
         if len > held.len() {
-            // A hold begins a delimiter, so it is a character boundary;
-            // `get` keeps a wrong offset from panicking all the same.
             dropped.push_str(text.get(..len - held.len()).unwrap_or(text));
         }
         let offset = self.pos;
