@@ -1,6 +1,9 @@
 //! The `retort` commands on good and bad input: output, messages, exit
 //! codes (0 ok, 1 bad template or bad model output, 2 usage or I/O).
 
+mod common;
+
+use common::run as retort;
 use retort::py::json_loads;
 use retort::{Map, Value};
 use std::io::Write;
@@ -16,21 +19,6 @@ fn qwen3_path() -> String {
         .join("templates/qwen3.json")
         .display()
         .to_string()
-}
-
-/// Runs the binary from a directory that holds no templates.
-fn retort(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_retort"))
-        .args(args)
-        .current_dir(std::env::temp_dir())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary runs");
-    // A command may exit before reading its input; that is its business.
-    let _ = child.stdin.take().expect("piped").write_all(stdin);
-    child.wait_with_output().expect("the binary finishes")
 }
 
 fn out(o: &Output) -> String {
