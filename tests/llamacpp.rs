@@ -5,7 +5,9 @@
 //! `tests/models.json`) is parsed with the case's rendered prompt as the
 //! prefix and its tool definitions, whole and streamed one character at a
 //! time, by the run-time parser (lenient where the output is cut off, as
-//! llama.cpp parses such an output as a partial message).
+//! llama.cpp parses such an output as a partial message), with the reasoning
+//! inline in the content where the case asks for llama.cpp's
+//! `reasoning_format: none`.
 //!
 //! The comparison is llama.cpp's: content and reasoning equal with outer
 //! whitespace ignored, tool calls in order with equal names and arguments
@@ -21,7 +23,7 @@
 //! passes. `RETORT_SHARED` names another copy of the shared directory.
 
 use retort::py::json_loads;
-use retort::{ParserOptions, Template, Value};
+use retort::{ParserOptions, ReasoningFormat, Template, Value};
 use retort_tests::root;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
@@ -140,10 +142,9 @@ fn parse(
     prompt: &str,
     input: &str,
     tools: Option<&Value>,
-    lenient: bool,
+    options: ParserOptions,
     chunk: usize,
 ) -> Result<Json, String> {
-    let options = ParserOptions::new().lenient(lenient);
     let mut p = template
         .parser_with(prompt, options, tools)
         .map_err(|e| e.to_string())?;
@@ -204,10 +205,20 @@ fn llamacpp_cases_parse_to_their_messages_or_are_listed() {
             _ => None,
         };
         let lenient = case["options"]["is_partial"].as_bool().unwrap_or(false);
+        // llama.cpp's `reasoning_format`: `none` keeps the reasoning inline
+        // in the content (`ReasoningFormat::Inline`); the others split it.
+        let format: ReasoningFormat = case["options"]["reasoning_format"]
+            .as_str()
+            .unwrap_or("auto")
+            .parse()
+            .unwrap_or_else(|e| panic!("{id}: {e}"));
+        let options = ParserOptions::new()
+            .lenient(lenient)
+            .reasoning_format(format);
         let prompt = case["prompt"].as_str().expect("prompt");
         let input = case["input"].as_str().expect("input");
-        let whole = parse(template, prompt, input, tools.as_ref(), lenient, 0);
-        let streamed = parse(template, prompt, input, tools.as_ref(), lenient, 1);
+        let whole = parse(template, prompt, input, tools.as_ref(), options, 0);
+        let streamed = parse(template, prompt, input, tools.as_ref(), options, 1);
         if whole != streamed {
             problems.push(format!(
                 "{id} [{family}]: streamed one character at a time gives {streamed:?}, at once {whole:?}"

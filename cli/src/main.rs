@@ -128,6 +128,12 @@ enum Command {
         /// on stderr: without the anchor the whole prompt is parsed as output.
         #[arg(long)]
         require_anchor: bool,
+        /// Where the reasoning goes: `auto` (the default) splits it out
+        /// into `reasoning_content`; `none` keeps it inline in `content`,
+        /// delimiters included, where the model wrote it (llama.cpp's
+        /// `--reasoning-format none`).
+        #[arg(long, value_name = "FORMAT", default_value = "auto")]
+        reasoning_format: retort::ReasoningFormat,
     },
     /// Prints the Rust module that `response_template!` generates for a
     /// template, formatted.
@@ -242,6 +248,7 @@ fn main() -> ExitCode {
             openai,
             lenient,
             require_anchor,
+            reasoning_format,
         } => match parse_operands(template_opt, positional) {
             Ok((template, input)) => parse::run(parse::Options {
                 template,
@@ -254,6 +261,7 @@ fn main() -> ExitCode {
                 openai,
                 lenient,
                 require_anchor,
+                reasoning_format,
             }),
             Err(e) => e.exit(),
         },

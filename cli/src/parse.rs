@@ -19,6 +19,7 @@ pub struct Options {
     pub openai: bool,
     pub lenient: bool,
     pub require_anchor: bool,
+    pub reasoning_format: retort::ReasoningFormat,
 }
 
 pub fn run(o: Options) -> Result<(), Failure> {
@@ -60,7 +61,14 @@ pub fn run(o: Options) -> Result<(), Failure> {
             }
             _ => {}
         }
-        return openai_chunks(&template, &prefix, tools, &mut *input, o.chunk);
+        return openai_chunks(
+            &template,
+            &prefix,
+            tools,
+            &mut *input,
+            o.chunk,
+            o.reasoning_format,
+        );
     }
     let mut run = Run {
         template: &template,
@@ -68,6 +76,7 @@ pub fn run(o: Options) -> Result<(), Failure> {
         tools: tools.as_ref(),
         lenient: o.lenient,
         require_anchor: o.require_anchor,
+        reasoning_format: o.reasoning_format,
         parser: None,
         stream: o.stream,
         out: std::io::BufWriter::new(std::io::stdout().lock()),
@@ -173,6 +182,8 @@ struct Run<'t> {
     lenient: bool,
     /// A prompt without the start anchor is an error, not a warning.
     require_anchor: bool,
+    /// Where the reasoning goes.
+    reasoning_format: retort::ReasoningFormat,
     parser: Option<Parser<'t>>,
     stream: bool,
     /// Written a feed at a time: events show as soon as the piece that
@@ -242,7 +253,8 @@ impl<'t> Run<'t> {
     fn new_parser(&self) -> Result<Parser<'t>, ParseError> {
         let options = ParserOptions::new()
             .lenient(self.lenient)
-            .require_anchor(self.require_anchor);
+            .require_anchor(self.require_anchor)
+            .reasoning_format(self.reasoning_format);
         self.template.parser_with(self.prefix, options, self.tools)
     }
 
@@ -584,6 +596,7 @@ fn openai_chunks(
     tools: Option<Value>,
     input: &mut dyn Read,
     chunk: Option<usize>,
+    reasoning_format: retort::ReasoningFormat,
 ) -> Result<(), Failure> {
     use retort::openai::{ChunkStream, Chunks, Error, Options};
     let fail = |e: Error| match e {
@@ -602,6 +615,7 @@ fn openai_chunks(
     };
     let options = Options {
         tools,
+        reasoning_format,
         ..Options::deterministic()
     };
     let mut stream = ChunkStream::new(template, prefix, options).map_err(fail)?;

@@ -854,3 +854,46 @@ fn text_no_region_claims_is_reported_on_stderr() {
         err(&o)
     );
 }
+
+/// `--reasoning-format none` keeps the reasoning inline in the content, in
+/// the message and in the OpenAI chunks alike; `auto` (the default) splits
+/// it; another name is a usage error.
+#[test]
+fn reasoning_format_none_keeps_the_reasoning_in_the_content() {
+    let output = b"<think>hm</think>Hi!<|im_end|>\n";
+    let o = retort(&["parse", "qwen3", "--reasoning-format", "none"], output);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let message: serde_json::Value = serde_json::from_str(&out(&o)).expect("JSON");
+    assert_eq!(message["content"], "<think>hm</think>Hi!");
+    assert!(message.get("reasoning_content").is_none(), "{message}");
+    let o = retort(&["parse", "qwen3"], output);
+    let message: serde_json::Value = serde_json::from_str(&out(&o)).expect("JSON");
+    assert_eq!(message["reasoning_content"], "hm");
+    let o = retort(
+        &[
+            "parse",
+            "qwen3",
+            "--openai",
+            "--chunk",
+            "2",
+            "--reasoning-format",
+            "none",
+        ],
+        output,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let mut content = String::new();
+    for line in out(&o).lines() {
+        let chunk: serde_json::Value = serde_json::from_str(line).expect("a chunk");
+        let delta = &chunk["choices"][0]["delta"];
+        assert!(delta.get("reasoning_content").is_none(), "{line}");
+        content += delta["content"].as_str().unwrap_or("");
+    }
+    assert_eq!(content, "<think>hm</think>Hi!");
+    let o = retort(
+        &["parse", "qwen3", "--reasoning-format", "sideways"],
+        output,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert!(err(&o).contains("sideways"), "{}", err(&o));
+}

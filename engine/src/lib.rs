@@ -41,7 +41,7 @@ pub use event::{Event, OwnedEvent};
 pub use machine::{LiteralHit, Machine};
 pub use parser::{
     Events, EventsIter, FieldValues, Limits, Malformed, OpenRegion, Param, Parser, ParserOptions,
-    Replaced, TypedEvents, TypedEventsIter, Unclaimed,
+    ReasoningFormat, Replaced, TypedEvents, TypedEventsIter, Unclaimed, UnknownReasoningFormat,
 };
 pub use scan::stream::WorkBudget;
 pub use template::{Template, TemplateError};

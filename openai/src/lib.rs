@@ -132,6 +132,13 @@ impl IdStyle {
 pub struct Options {
     /// Where reasoning goes.
     pub reasoning: Reasoning,
+    /// Whether the reasoning is split out (the default) or kept inline in
+    /// the content, delimiters included (llama.cpp's `reasoning_format:
+    /// none`): then it streams as content as the model writes it, and no
+    /// reasoning goes out (see `retort_engine::ReasoningFormat`). A stream
+    /// over a parser made elsewhere ([`ChunkStream::with_parser`]) follows
+    /// that parser's option instead.
+    pub reasoning_format: retort_engine::ReasoningFormat,
     /// When content and reasoning go out.
     pub text: TextMode,
     /// How missing tool-call ids are made.
@@ -151,6 +158,7 @@ impl Default for Options {
     fn default() -> Options {
         Options {
             reasoning: Reasoning::default(),
+            reasoning_format: retort_engine::ReasoningFormat::default(),
             text: TextMode::default(),
             ids: IdStyle::Random,
             tools: None,
@@ -494,10 +502,9 @@ impl<'t> ChunkStream<'t> {
         prefix: &str,
         options: Options,
     ) -> Result<ChunkStream<'t>, Error> {
-        let parser = match &options.tools {
-            Some(tools) => template.parser_with_tools(prefix, tools)?,
-            None => template.parser(prefix)?,
-        };
+        let parser_options =
+            retort_engine::ParserOptions::new().reasoning_format(options.reasoning_format);
+        let parser = template.parser_with(prefix, parser_options, options.tools.as_ref())?;
         ChunkStream::with_parser(parser, options)
     }
 }
@@ -509,8 +516,9 @@ impl<'t, M: Machine<'t>> ChunkStream<'t, M> {
     /// `tools` as `options` (they decide which values coercion may change).
     pub fn with_parser(
         mut parser: Parser<'t, M>,
-        options: Options,
+        mut options: Options,
     ) -> Result<ChunkStream<'t, M>, Error> {
+        options.reasoning_format = parser.options().reasoning_format;
         let deltas = Deltas::new(parser.template(), options.clone())?;
         // `xml-inline` tool calls: the parser reports their parameters as
         // they are decided, and builds the region's value from them.

@@ -439,6 +439,13 @@ pub struct Deltas {
     done: Vec<(String, String, String)>,
     /// Regions of the tool-call field closed so far.
     call_regions: usize,
+    /// The reasoning goes out as content (`ReasoningFormat::Inline`).
+    inline: bool,
+    /// Reasoning text was sent as content.
+    said_inline: bool,
+    /// The last text sent was inline reasoning: the content region after
+    /// it keeps its leading whitespace (as the engine's message does).
+    after_span: bool,
 }
 
 /// Whether `tools=` coercion may turn a string argument with this schema
@@ -510,6 +517,9 @@ impl Deltas {
             }
         };
         let kinds = template.fields().iter().map(|f| kind_of(&f.name)).collect();
+        let inline = options.reasoning_format == retort_engine::ReasoningFormat::Inline
+            && shape.content.is_some()
+            && shape.reasoning.is_some();
         Ok(Deltas {
             kinds,
             reader,
@@ -532,6 +542,9 @@ impl Deltas {
             said_content: String::new(),
             done: Vec::new(),
             call_regions: 0,
+            inline,
+            said_inline: false,
+            after_span: false,
         })
     }
 
@@ -628,6 +641,7 @@ impl Deltas {
         let reasoning = match kind {
             Kind::Calls => return self.call_event(event, out),
             Kind::Other => return Ok(()),
+            Kind::Reasoning if self.inline => return self.inline_event(event, out),
             Kind::Reasoning => true,
             Kind::Content => false,
         };
@@ -657,6 +671,11 @@ impl Deltas {
                 !self.said_content.is_empty()
             };
             state.open(said, &mut text);
+            if !reasoning && self.after_span {
+                // The whitespace between inline reasoning and the answer is
+                // the answer's to keep (`str.strip` would drop it).
+                state.started = true;
+            }
         } else if let Event::RegionChunk {
             text: t,
             dirty: false,
@@ -664,9 +683,36 @@ impl Deltas {
         } = event
         {
             state.chunk(t, &mut text);
+            if !reasoning && t.chars().any(|c| !c.is_whitespace()) {
+                self.after_span = false;
+            }
         }
         self.push_text(reasoning, &text, out);
         self.text = text;
+        Ok(())
+    }
+
+    /// A reasoning event when the reasoning is inline: its text (the
+    /// engine's chunks include the delimiters) goes out as content, as
+    /// written, when the content streams; otherwise [`Deltas::finish`]
+    /// sends it with the content.
+    fn inline_event<S: DeltaSink + ?Sized>(
+        &mut self,
+        event: Event<'_, ()>,
+        out: &mut S,
+    ) -> Result<(), Error> {
+        let streams = self.content.as_ref().is_some_and(|c| c.shape.streams)
+            && self.options.text != crate::TextMode::Exact;
+        if let Event::RegionChunk {
+            text, dirty: false, ..
+        } = event
+            && streams
+            && !text.is_empty()
+        {
+            self.said_inline = true;
+            self.after_span = true;
+            self.push_text(false, text, out);
+        }
         Ok(())
     }
 
@@ -1333,6 +1379,13 @@ impl Deltas {
                 self.said_content.as_str()
             };
             let fin = fin.unwrap_or("");
+            if !reasoning && self.said_inline && !fin.starts_with(sent) {
+                // Inline reasoning: the message puts a thought after the
+                // answer only when no answer text follows it; where the
+                // model interleaved them otherwise, what was sent is the
+                // layer's message (every piece as the model wrote it).
+                continue;
+            }
             if state.is_some_and(TextState::replaced) {
                 // The reference kept the last region; the layer's message
                 // is every region, in order. The last one streamed whole.

@@ -1,12 +1,13 @@
 //! Properties of the chunks, for every chunking of the recorded samples of
 //! every bundled template (`tests/conformance/cases/models.jsonl`): the
 //! shape clients depend on, append-only fragments, and that what the
-//! fragments add up to is the message.
+//! fragments add up to is the message — with the reasoning split out and
+//! with it inline in the content (`ReasoningFormat::Inline`).
 
 use proptest::prelude::*;
 use retort_engine::py::json_loads;
 use retort_engine::typed::AssistantMessage;
-use retort_engine::{Map, Template, Value};
+use retort_engine::{Map, ReasoningFormat, Template, Value};
 use retort_openai::{
     ChatCompletionChunk, ChatCompletionMessage, ChunkStream, Error, FinishReason, Options,
     TextMode, arguments_text,
@@ -83,9 +84,11 @@ fn run(
     t: &Template,
     pieces: &[&str],
     mode: TextMode,
+    format: ReasoningFormat,
 ) -> Result<(Vec<ChatCompletionChunk>, Map, ChatCompletionMessage, bool), Error> {
     let options = Options {
         text: mode,
+        reasoning_format: format,
         ..Options::deterministic()
     };
     let mut stream = ChunkStream::new(t, &s.prefix, options)?;
@@ -170,9 +173,12 @@ fn accumulate(chunks: &[ChatCompletionChunk]) -> Result<Accumulated, String> {
 fn check(s: &Sample, sizes: &[usize]) -> Result<(), TestCaseError> {
     let (name, t) = &fixtures().templates[s.template];
     let pieces = cut(&s.text, sizes);
-    for mode in [TextMode::Stream, TextMode::Exact] {
-        let whole = run(s, t, &[&s.text], mode);
-        let parts = run(s, t, &pieces, mode);
+    let runs = [TextMode::Stream, TextMode::Exact]
+        .into_iter()
+        .flat_map(|m| [(m, ReasoningFormat::Split), (m, ReasoningFormat::Inline)]);
+    for (mode, format) in runs {
+        let whole = run(s, t, &[&s.text], mode, format);
+        let parts = run(s, t, &pieces, mode, format);
         let ((wc, message, layer, replaced), (pc, ..)) = match (whole, parts) {
             (Ok(w), Ok(p)) => (w, p),
             (Err(Error::Parse(_)), Err(Error::Parse(_))) => return Ok(()),
@@ -188,7 +194,19 @@ fn check(s: &Sample, sizes: &[usize]) -> Result<(), TestCaseError> {
         };
         let w = accumulate(&wc).map_err(TestCaseError::fail)?;
         let p = accumulate(&pc).map_err(|e| TestCaseError::fail(format!("{}: {e}", s.id)))?;
-        prop_assert_eq!(&p, &w, "{} ({}, {:?}): chunkings differ", s.id, name, mode);
+        prop_assert_eq!(
+            &p,
+            &w,
+            "{} ({}, {:?}, {:?}): chunkings differ",
+            s.id,
+            name,
+            mode,
+            format
+        );
+        if format == ReasoningFormat::Inline {
+            // Inline reasoning goes out as content, never as reasoning.
+            prop_assert_eq!(p.reasoning.as_str(), "", "{}: inline reasoning", s.id);
+        }
         // The stream accumulates to the layer's own message, always.
         prop_assert_eq!(p.content.as_str(), layer.content.as_deref().unwrap_or(""));
         prop_assert_eq!(

@@ -424,14 +424,29 @@ fn make_parser<'t>(
     }
 }
 
-/// One whole generation: the reference's `parse_response`.
+/// `reasoning_format=`: llama.cpp's names (`"auto"`, `"none"`, ...).
+fn reasoning_format(name: &str) -> PyResult<retort::ReasoningFormat> {
+    name.parse()
+        .map_err(|e: retort::UnknownReasoningFormat| PyValueError::new_err(e.to_string()))
+}
+
+/// One whole generation: the reference's `parse_response` (with the
+/// reasoning split, the default, or inline).
 fn parse_one(
     t: &retort::Template,
     text: &str,
     prefix: &str,
     tools: Option<&Value>,
+    format: retort::ReasoningFormat,
 ) -> Result<Map, ParseError> {
-    let mut p = make_parser(t, prefix, tools)?;
+    let mut p = match format {
+        retort::ReasoningFormat::Split => make_parser(t, prefix, tools)?,
+        _ => t.parser_with(
+            prefix,
+            retort::ParserOptions::new().reasoning_format(format),
+            tools,
+        )?,
+    };
     p.feed(text)?;
     Ok(p.finalize()?.0)
 }
@@ -454,7 +469,10 @@ self_cell!(
 /// `ResponseParser(response_template, prefix, *, tools=None)`: `prefix` is
 /// the prompt sent to the model (required: `None` raises `ValueError`; pass
 /// `""` to opt out); `tools` (dicts or functions) cast tool-call arguments
-/// by their declared types.
+/// by their declared types; `reasoning_format="none"` keeps the reasoning
+/// inline in `content`, delimiters included, as llama.cpp's
+/// `reasoning_format: none` does (the default, `"auto"`, splits it out:
+/// the reference's result).
 ///
 ///     parser = ResponseParser(template, prefix=prompt)
 ///     for event in parser.initial_events: handle(event)
@@ -477,14 +495,16 @@ struct PyResponseParser {
 #[pymethods]
 impl PyResponseParser {
     #[new]
-    #[pyo3(signature = (response_template, prefix=None, *, tools=None, require_anchor=false))]
+    #[pyo3(signature = (response_template, prefix=None, *, tools=None, require_anchor=false, reasoning_format="auto"))]
     fn new(
         py: Python<'_>,
         response_template: &Bound<'_, PyAny>,
         prefix: Option<&Bound<'_, PyAny>>,
         tools: Option<&Bound<'_, PyAny>>,
         require_anchor: bool,
+        reasoning_format: &str,
     ) -> PyResult<PyResponseParser> {
+        let format = self::reasoning_format(reasoning_format)?;
         let template = resolve_template(py, response_template)?;
         let Some(prefix) = prefix.filter(|p| !p.is_none()) else {
             return Err(PyValueError::new_err(PREFIX_REQUIRED));
@@ -492,8 +512,10 @@ impl PyResponseParser {
         let prefix: PyBackedStr = prefix.extract()?;
         let tools = resolve_tools(py, tools)?;
         let cell = ParserCell::try_new(template, |t| {
-            if require_anchor {
-                let options = retort::ParserOptions::new().require_anchor(true);
+            if require_anchor || format != retort::ReasoningFormat::Split {
+                let options = retort::ParserOptions::new()
+                    .require_anchor(require_anchor)
+                    .reasoning_format(format);
                 t.parser_with(&prefix, options, tools.as_ref())
             } else {
                 make_parser(t, &prefix, tools.as_ref())
@@ -562,17 +584,21 @@ impl PyResponseParser {
 /// Parses a complete generation: transformers' `parse_response`.
 ///
 /// Returns the message dict. `prefix` (the prompt) is required, as for
-/// `ResponseParser`; `tools` cast tool-call arguments. Generations of 64 KiB
+/// `ResponseParser`; `tools` cast tool-call arguments;
+/// `reasoning_format="none"` keeps the reasoning inline in `content`.
+/// Generations of 64 KiB
 /// and more are parsed with the GIL released.
 #[pyfunction]
-#[pyo3(signature = (text, response_template, *, prefix=None, tools=None))]
+#[pyo3(signature = (text, response_template, *, prefix=None, tools=None, reasoning_format="auto"))]
 fn parse_response<'py>(
     py: Python<'py>,
     text: PyBackedStr,
     response_template: &Bound<'py, PyAny>,
     prefix: Option<&Bound<'py, PyAny>>,
     tools: Option<&Bound<'py, PyAny>>,
+    reasoning_format: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let format = self::reasoning_format(reasoning_format)?;
     let template = resolve_template(py, response_template)?;
     let Some(prefix) = prefix.filter(|p| !p.is_none()) else {
         return Err(PyValueError::new_err(PREFIX_REQUIRED));
@@ -582,9 +608,9 @@ fn parse_response<'py>(
     // Long generations are parsed without the GIL, so that other Python
     // threads run meanwhile; short ones are not worth the hand-over.
     let result = if text.len() >= 1 << 16 {
-        py.detach(|| parse_one(&template, &text, &prefix, tools.as_ref()))
+        py.detach(|| parse_one(&template, &text, &prefix, tools.as_ref(), format))
     } else {
-        parse_one(&template, &text, &prefix, tools.as_ref())
+        parse_one(&template, &text, &prefix, tools.as_ref(), format)
     };
     match result {
         Ok(message) => map_to_py(py, &message),
@@ -597,9 +623,10 @@ fn parse_response<'py>(
 
 /// Parses every generation of `texts` on `threads` threads (all cores by
 /// default) with the GIL released; results come back in input order.
+/// `reasoning_format` as for `parse_response`.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)] // Python's keyword arguments
-#[pyo3(signature = (texts, response_template, *, prefixes=None, tools=None, threads=None, errors="raise", output="dict"))]
+#[pyo3(signature = (texts, response_template, *, prefixes=None, tools=None, threads=None, errors="raise", output="dict", reasoning_format="auto"))]
 fn parse_many<'py>(
     py: Python<'py>,
     texts: &Bound<'py, PyAny>,
@@ -609,7 +636,9 @@ fn parse_many<'py>(
     threads: Option<usize>,
     errors: &str,
     output: &str,
+    reasoning_format: &str,
 ) -> PyResult<Bound<'py, PyList>> {
+    let format = self::reasoning_format(reasoning_format)?;
     let return_errors = match errors {
         "raise" => false,
         "return" => true,
@@ -672,7 +701,7 @@ fn parse_many<'py>(
     };
     let results: Vec<Result<Parsed, ParseError>> = py.detach(|| {
         let run = |i: usize| {
-            let message = parse_one(&template, &texts[i], prefix_of(i), tools.as_ref())?;
+            let message = parse_one(&template, &texts[i], prefix_of(i), tools.as_ref(), format)?;
             // JSON text is written here, on the worker threads: building
             // Python objects is the part of a batch that needs the GIL.
             Ok(if as_json {

@@ -193,6 +193,30 @@ def test_text_no_region_claims_is_reported():
     assert parser.unclaimed == [(0, "The weather is sunny.")]
 
 
+def test_reasoning_format_none_keeps_the_reasoning_inline():
+    """llama.cpp's ``reasoning_format: none``: the reasoning stays in the
+    content with its delimiters (the prompt's ``<think>\\n`` included); the
+    default splits it out, as the reference does. Every chunking gives the
+    same message."""
+    qwen = retort.templates.spec("qwen3.5")
+    prompt = "<|im_start|>user\nHey<|im_end|>\n<|im_start|>assistant\n<think>\n"
+    text = "I'm thinking\n</think>\n\nHello!<|im_end|>"
+    inline = "<think>\nI'm thinking\n</think>\n\nHello!"
+    assert retort.parse_response(text, qwen, prefix=prompt) == {
+        "role": "assistant", "reasoning_content": "I'm thinking", "content": "Hello!"}
+    assert retort.parse_response(text, qwen, prefix=prompt, reasoning_format="none") == {
+        "role": "assistant", "content": inline}
+    parser = retort.ResponseParser(qwen, prefix=prompt, reasoning_format="none")
+    for ch in text:
+        parser.feed(ch)
+    message, _ = parser.finalize()
+    assert message == {"role": "assistant", "content": inline}
+    [batch] = retort.parse_many([text], qwen, prefixes=prompt, reasoning_format="none")
+    assert batch == message
+    with pytest.raises(ValueError, match="reasoning format"):
+        retort.parse_response(text, qwen, prefix=prompt, reasoning_format="inline-ish")
+
+
 def test_parse_many_releases_the_gil():
     """Another Python thread runs while the batch is parsed: with the GIL
     held through the native call it could not count at all."""

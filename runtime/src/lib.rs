@@ -109,9 +109,9 @@
 // through the hidden, versioned `__private` module.
 pub use retort_engine::{
     AssistantMessage, Event, Events, EventsIter, FieldId, FieldValues, Int, Limits, Malformed, Map,
-    OpenRegion, OwnedEvent, Param, ParseError, ParseErrorKind, Parser, ParserOptions, Replaced,
-    Template, TemplateError, ToolCall, Typed, TypedEvents, TypedEventsIter, Unclaimed,
-    UnknownTemplate, Value, WorkBudget,
+    OpenRegion, OwnedEvent, Param, ParseError, ParseErrorKind, Parser, ParserOptions,
+    ReasoningFormat, Replaced, Template, TemplateError, ToolCall, Typed, TypedEvents,
+    TypedEventsIter, Unclaimed, UnknownReasoningFormat, UnknownTemplate, Value, WorkBudget,
 };
 pub use retort_engine::{content, event, py, template, typed, value};
 

@@ -68,3 +68,21 @@ fn the_compiled_parser_streams_a_typed_message() {
         assert_eq!(message.to_map(), map);
     }
 }
+
+/// `ReasoningFormat::Inline` on the compiled parser: the typed message has
+/// the reasoning inline in its content, as the run-time parser does.
+#[test]
+fn the_compiled_parser_keeps_reasoning_inline_on_request() {
+    let options = retort::ParserOptions::new().reasoning_format(retort::ReasoningFormat::Inline);
+    let mut parser = qwen3::Parser::with_options(PROMPT, options, None).expect("the prompt parses");
+    for piece in OUTPUT.split_inclusive('>') {
+        parser.feed(piece).expect("the piece parses");
+    }
+    let (message, _) = parser.finalize().expect("the message finalises");
+    assert_eq!(message.reasoning_content, None);
+    assert_eq!(
+        message.content(),
+        Some("<think>Need the weather tool.</think>\n\nLet me check.")
+    );
+    assert_eq!(message.tool_calls().len(), 1);
+}

@@ -45,6 +45,28 @@ def main():
     chunks = list(raw)
     if not chunks or chunks[-1].choices[0].finish_reason != whole.choices[0].finish_reason:
         problems.append("the raw stream does not end with the finish reason")
+    # llama.cpp's `reasoning_format: none` per request: the reasoning comes
+    # inline in the content, streamed and whole alike.
+    none = {"reasoning_format": "none"}
+    inline_whole = client.chat.completions.create(
+        model="retort", messages=messages, stream=False, extra_body=none).choices[0].message
+    with client.chat.completions.stream(model="retort", messages=messages, extra_body=none) as stream:
+        for _ in stream:
+            pass
+        inline_got = stream.get_final_completion().choices[0].message
+    reasoning = (want.model_extra or {}).get("reasoning_content")
+    if inline_got.content != inline_whole.content:
+        problems.append(f"inline content {inline_got.content!r} != {inline_whole.content!r}")
+    if (inline_got.model_extra or {}).get("reasoning_content") or (inline_whole.model_extra or {}).get("reasoning_content"):
+        problems.append("reasoning_content sent with reasoning_format none")
+    if reasoning and reasoning not in (inline_whole.content or ""):
+        problems.append(f"the reasoning {reasoning!r} is not inline in {inline_whole.content!r}")
+    try:
+        client.chat.completions.create(
+            model="retort", messages=messages, stream=False, extra_body={"reasoning_format": "sideways"})
+        problems.append("an unknown reasoning_format was accepted")
+    except openai.BadRequestError:
+        pass
     for p in problems:
         print("FAIL", p)
     print(f"openai {openai.__version__}: {len(g)} calls, {deltas} argument deltas, "

@@ -241,6 +241,9 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             self.reset_to_implicit();
             return Ok(());
         };
+        if self.inline.is_some() {
+            self.inline_region(f);
+        }
         // A region whose parameters were read as it streamed: the rest are
         // read now, and its value is built from them (the same dict as the
         // parser's, without reading the text again).
@@ -542,10 +545,16 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             Kind::Open => {
                 self.close_current()?;
                 self.open_explicit(w.field, captures, end);
+                if self.inline.is_some() {
+                    self.inline_open(src, w.field, start, end);
+                }
                 Ok(true)
             }
             Kind::Close => {
                 let had_content = self.opened;
+                if self.inline.is_some() {
+                    self.inline_close(src, start, end);
+                }
                 self.close_current()?;
                 Ok(had_content || start != end)
             }

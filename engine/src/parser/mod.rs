@@ -42,6 +42,7 @@ use crate::value::{Map, Value};
 
 mod events;
 mod fields;
+mod inline;
 mod message;
 mod open_region;
 mod options;
@@ -50,6 +51,8 @@ mod prefix;
 pub use events::{Events, EventsIter, Param, TypedEvents, TypedEventsIter};
 use events::{Kept, Log, RawEvent, ValueSlot};
 pub use fields::FieldValues;
+use inline::InlineState;
+pub use inline::{ReasoningFormat, UnknownReasoningFormat};
 pub use open_region::OpenRegion;
 pub use options::{Limits, Malformed, ParserOptions, Replaced, Unclaimed};
 use prefix::{after_last_literal, truncate_past_last_anchor};
@@ -254,6 +257,9 @@ pub struct Parser<'t, M: HasRegions = &'t Template> {
     xml_params: Vec<(String, Value)>,
     /// The last region's stream, for the next region of the same field.
     xml_spare: Option<(u16, Box<ParamStream>)>,
+    /// [`ReasoningFormat::Inline`]: what the message's content is made of
+    /// at the end (`None` otherwise, and for a template without reasoning).
+    inline: Option<Box<InlineState>>,
 }
 
 impl Template {
@@ -385,6 +391,10 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             xml: None,
             xml_params: Vec::new(),
             xml_spare: None,
+            inline: match options.reasoning_format {
+                ReasoningFormat::Inline => InlineState::for_template(t),
+                _ => None,
+            },
         };
         p.scan.set_budget(options.budget);
         if !t.trackers.tables.is_empty() {
@@ -1685,7 +1695,11 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         // values of other keys at the end; that is applied when the message
         // is made (`FieldValues::into_map`), or by a compiled template's
         // typed message.
-        Ok(std::mem::take(&mut self.kept.output))
+        let mut output = std::mem::take(&mut self.kept.output);
+        if self.inline.is_some() {
+            self.inline_message(&mut output);
+        }
+        Ok(output)
     }
 
     /// Runs `f` over the buffered text (taken out of `self` meanwhile, so

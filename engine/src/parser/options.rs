@@ -76,6 +76,10 @@ pub struct ParserOptions {
     /// instead of a warning ([`Parser::anchor_missing`](crate::Parser::anchor_missing)).
     /// The reference parses the whole prompt as output then; off by default.
     pub require_anchor: bool,
+    /// Where the reasoning goes: split out (the default, the reference's
+    /// result) or inline in the content (llama.cpp's `none`); see
+    /// [`ReasoningFormat`](crate::ReasoningFormat).
+    pub reasoning_format: crate::ReasoningFormat,
 }
 
 impl ParserOptions {
@@ -100,6 +104,13 @@ impl ParserOptions {
     /// [`ParserOptions::require_anchor`](ParserOptions#structfield.require_anchor)).
     pub fn require_anchor(mut self, on: bool) -> ParserOptions {
         self.require_anchor = on;
+        self
+    }
+
+    /// The same options with the reasoning split out or inline (see
+    /// [`ParserOptions::reasoning_format`](ParserOptions#structfield.reasoning_format)).
+    pub fn reasoning_format(mut self, format: crate::ReasoningFormat) -> ParserOptions {
+        self.reasoning_format = format;
         self
     }
 

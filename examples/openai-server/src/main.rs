@@ -47,6 +47,11 @@ struct Args {
     /// Pause between pieces, in milliseconds.
     #[arg(long, default_value_t = 0)]
     delay_ms: u64,
+    /// Where the reasoning goes unless a request says otherwise (its
+    /// `reasoning_format`, as llama.cpp's server takes it): `auto` splits
+    /// it into `reasoning_content`, `none` keeps it inline in `content`.
+    #[arg(long, default_value = "auto")]
+    reasoning_format: retort::ReasoningFormat,
     /// Address to listen on (port 0: any free port).
     #[arg(long, default_value = "127.0.0.1:0")]
     addr: String,
@@ -58,6 +63,7 @@ struct App {
     prefix: String,
     piece: usize,
     delay: Duration,
+    reasoning_format: retort::ReasoningFormat,
     served: AtomicU64,
 }
 
@@ -79,8 +85,14 @@ fn options(app: &App, request: &Json) -> Result<Options, String> {
         }
         _ => None,
     };
+    let reasoning_format = match request.get("reasoning_format") {
+        None | Some(Json::Null) => app.reasoning_format,
+        Some(Json::String(name)) => name.parse().map_err(|e| format!("reasoning_format: {e}"))?,
+        Some(other) => return Err(format!("reasoning_format: not a string: {other}")),
+    };
     Ok(Options {
         tools,
+        reasoning_format,
         completion_id: format!("chatcmpl-retort-{n}"),
         model: request["model"].as_str().unwrap_or("retort").to_owned(),
         created: std::time::SystemTime::now()
@@ -213,6 +225,7 @@ async fn main() {
         prefix: args.prefix,
         piece: args.piece,
         delay: Duration::from_millis(args.delay_ms),
+        reasoning_format: args.reasoning_format,
         served: AtomicU64::new(0),
     });
     let router = Router::new()

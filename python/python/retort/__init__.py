@@ -56,6 +56,7 @@ def parse_many(
     threads: int | None = None,
     errors: Literal["raise", "return"] = "raise",
     output: Literal["dict", "json"] = "dict",
+    reasoning_format: Literal["auto", "none"] = "auto",
 ) -> list[Any]:
     """Parses many complete generations at once, on all cores.
 
@@ -78,7 +79,17 @@ def parse_many(
     ``Infinity`` and big integers included), written on the worker threads:
     building Python objects needs the GIL, so for a pipeline that stores
     JSON anyway this is the fast path that scales with the cores.
+
+    ``reasoning_format="none"`` keeps the reasoning inline in ``content``,
+    delimiters included (llama.cpp's ``none``); ``"auto"`` splits it out.
     """
     return _parse_many(
-        texts, response_template, prefixes=prefixes, tools=tools, threads=threads, errors=errors, output=output
+        texts,
+        response_template,
+        prefixes=prefixes,
+        tools=tools,
+        threads=threads,
+        errors=errors,
+        output=output,
+        reasoning_format=reasoning_format,
     )

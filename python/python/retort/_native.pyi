@@ -37,7 +37,11 @@ class ResponseParser:
         *,
         tools: Iterable[Tool] | None = None,
         require_anchor: bool = False,
-    ) -> None: ...
+        reasoning_format: Literal["auto", "none"] = "auto",
+    ) -> None:
+        """``reasoning_format="none"`` keeps the reasoning inline in
+        ``content``, delimiters included (llama.cpp's ``none``); ``"auto"``
+        (the default) splits it out, as the reference does."""
     @property
     def anchor_missing(self) -> bool:
         """The prompt (not empty) lacks the template's start anchor, so all
@@ -57,6 +61,7 @@ def parse_response(
     *,
     prefix: str | None = None,
     tools: Iterable[Tool] | None = None,
+    reasoning_format: Literal["auto", "none"] = "auto",
 ) -> dict[str, Any]: ...
 def parse_many(
     texts: Iterable[str],
@@ -67,6 +72,7 @@ def parse_many(
     threads: int | None = None,
     errors: Literal["raise", "return"] = "raise",
     output: Literal["dict", "json"] = "dict",
+    reasoning_format: Literal["auto", "none"] = "auto",
 ) -> list[Any]: ...
 def bundled_names() -> list[str]: ...
 def bundled_json(name: str) -> str: ...
