@@ -194,6 +194,70 @@ def minicpm(calls):
     )
 
 
+def kimi_k3(calls):
+    """Kimi-K3's XTML: a tools section, one call per `call` tag, each
+    argument in its own tag with its JSON type; strings bare."""
+    out = []
+    for k, (n, a, _) in enumerate(calls, 1):
+        args = "".join(f"<|open|>argument key=\"{key}\" type=\"{xtml_type(v)}\"<|sep|>{raw_value(v)}<|close|>argument<|sep|>" for key, v in a.items())
+        out.append(f"<|open|>call tool=\"{n}\" index=\"{k}\"<|sep|>{args}<|close|>call<|sep|>")
+    return "<|open|>tools<|sep|>" + "".join(out) + "<|close|>tools<|sep|>"
+
+
+def xtml_type(v):
+    if isinstance(v, bool):
+        return "boolean"
+    if v is None:
+        return "null"
+    if isinstance(v, (int, float)):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    return "object" if isinstance(v, dict) else "array"
+
+
+MM3 = "]<]minimax[>["
+
+
+def mm3_xml(v):
+    """A MiniMax-M3 value as its chat template writes it: objects and
+    arrays as nested elements (`<item>` per array element), booleans as
+    JSON, None left out."""
+    if isinstance(v, dict):
+        return "".join(f"{MM3}<{k}>{mm3_xml(x)}{MM3}</{k}>" for k, x in v.items() if x is not None)
+    if isinstance(v, list):
+        return "".join(f"{MM3}<item>{mm3_xml(x)}{MM3}</item>" for x in v)
+    if isinstance(v, bool):
+        return js(v)
+    return str(v)
+
+
+def minimax_m3(calls):
+    inv = "".join(f"{MM3}<invoke name=\"{n}\">{mm3_xml(a)}{MM3}</invoke>\n" for n, a, _ in calls)
+    return f"{MM3}<tool_call>\n{inv}{MM3}</tool_call>"
+
+
+def minimax_m3_read(args):
+    """What the template reads from MiniMax-M3's arguments: nested elements
+    stay the text the model wrote (templates/README.md); None is never
+    written."""
+    return {k: mm3_xml(v) if isinstance(v, (dict, list)) else v for k, v in args.items() if v is not None}
+
+
+def minimax_m1(calls):
+    lines = "".join(f"{{\"name\": \"{n}\", \"arguments\": {js(a)}}}\n" for n, a, _ in calls)
+    return f"<tool_calls>\n{lines}</tool_calls>"
+
+
+def hunyuan(calls):
+    t = ":opensource"
+    out = []
+    for n, a, _ in calls:
+        pairs = "".join(f"<arg_key{t}>{k}</arg_key{t}>\n<arg_value{t}>{raw_value(v)}</arg_value{t}>\n" for k, v in a.items())
+        out.append(f"<tool_call{t}>{n}<tool_sep{t}>\n{pairs}</tool_call{t}>\n")
+    return f"<tool_calls{t}>\n" + "".join(out) + f"</tool_calls{t}>"
+
+
 def gigachat(calls):
     n, a, _ = calls[0]  # one call per message in this format
     return f"<|message_sep|>\n\nfunction call<|role_sep|>\n{js({'name': n, 'arguments': a})}"
@@ -201,8 +265,10 @@ def gigachat(calls):
 
 # ---------------------------------------------------------------------------
 # Per template: reasoning delimiters (None = the family does not reason),
-# the tool-call encoder, what wraps an answer, the end of turn, whether the
-# encoder takes parallel calls and nested arguments.
+# the tool-call encoder (None = the family writes no calls), what wraps an
+# answer, the end of turn, whether the encoder takes parallel calls and
+# nested arguments, and (`read`) what the template reads of the arguments
+# where that is not all of them.
 
 THINK = ("<think>", "</think>")
 FORMATS = {
@@ -247,8 +313,13 @@ FORMATS = {
     "glm-4.7": dict(think=THINK, calls=lambda c: glm(c, compact=True), eot="<|user|>"),
     "kimi-k2": dict(think=THINK, calls=kimi, eot="<|im_end|>", ids=lambda k, n, i: f"functions.{n}:{k}"),
     "kimi-k2-thinking": dict(think=THINK, calls=kimi, eot="<|im_end|>", ids=lambda k, n, i: f"functions.{n}:{k}"),
+    "kimi-k3": dict(think=("<|open|>think<|sep|>", "<|close|>think<|sep|>"), calls=kimi_k3,
+                    wrap=("<|open|>response<|sep|>", "<|close|>response<|sep|>"), eot="<|close|>message<|sep|><|end_of_msg|>", sep=""),
+    "minimax-m1": dict(think=("<think>\n", "\n</think>\n"), calls=minimax_m1, eot="<end_of_sentence>"),
     "minimax-m2": dict(think=("<think>\n", "\n</think>\n\n"), calls=minimax, eot="[e~["),
+    "minimax-m3": dict(think=("<mm:think>", "</mm:think>"), calls=minimax_m3, eot="[e~[", sep="", read=minimax_m3_read),
     "hermes-2-pro": dict(think=None, calls=hermes, eot="<|im_end|>"),
+    "phi-3.5": dict(think=None, calls=None, eot="<|end|>"),
     "phi-4-mini": dict(think=None, calls=lambda c: "functools" + json_list(c), eot="<|end|>", calls_last=True),
     "functionary-v3.1": dict(think=None, calls=functionary31, eot="<|eot_id|>"),
     "functionary-v3.2": dict(think=None, calls=functionary32, wrap=("all\n", ""), eot="<|eot_id|>", recipients=True),
@@ -270,6 +341,7 @@ FORMATS = {
     "gigachat3": dict(think=None, calls=gigachat, eot="<|message_sep|>", single=True, calls_last=True),
     "minicpm5": dict(think=("<think>\n", "</think>"), calls=minicpm, eot="<|im_end|>"),
     "ling": dict(think=("<think>\n", "\n</think>\n"), calls=glm, eot="<|role_end|>"),
+    "hunyuan-3": dict(think=("<think:opensource>", "</think:opensource>"), calls=hunyuan, eot="<｜hy_eos:opensource｜>", sep=""),
 }
 
 
@@ -308,8 +380,9 @@ def cases_for(model, fmt, rng):
         out.append((what, prefix, text, tools, intent))
 
     def meant(reasoning=None, content=None, cs=()):
+        read = fmt.get("read", lambda a: a)
         return {"reasoning_content": reasoning, "content": content,
-                "tool_calls": [[n, a, i] for (n, a, _), i in zip(cs, ids(cs))]}
+                "tool_calls": [[n, read(a), i] for (n, a, _), i in zip(cs, ids(cs))]}
 
     def call_text(cs, before=PREAMBLE):
         before = "" if fmt.get("calls_alone") else before
@@ -342,6 +415,9 @@ def cases_for(model, fmt, rng):
             intent=meant(REASONING, ANSWER))
         add("the prompt opens the reasoning, then a tool call", prompts["open"], thought(fmt, "Need the tool.", opened=True) + calls(one),
             intent=meant("Need the tool.", cs=one))
+    if calls is None:
+        # A family without tool calls (Phi-3.5): the answers only.
+        return finish(out, name, rng)
     add("one tool call after a preamble, with tool definitions", plain, call_text(one) + ("" if fmt.get("after_call") else eot), TOOLS,
         intent=meant(PREAMBLE, cs=one) if fmt.get("always_reasons")
         else meant(content=None if fmt.get("calls_alone") else PREAMBLE, cs=one))
@@ -355,6 +431,10 @@ def cases_for(model, fmt, rng):
         add("truncated inside the reasoning", plain, text[: len(text) // 2])
     for what, text in fmt.get("extra", ()):
         add(what, plain, text)
+    return finish(out, name, rng)
+
+
+def finish(out, name, rng):
     cases = []
     for n, (what, prefix, text, tools, intent) in enumerate(out, 1):
         case = {"id": f"model/{name}/{n}", "what": what, "template": name, "prefix": prefix, "text": text,

@@ -199,6 +199,11 @@ const KNOWN: &[Known] = &[
         markers: &[&["<|im_start|>", "<tool_call>", "<args-dict>"]],
     },
     Known {
+        name: "hunyuan-3",
+        repos: &["*/Hy3", "*/Hy3-*"],
+        markers: &[&["<｜hy_User", "<｜hy_Assistant", "<arg_key"]],
+    },
+    Known {
         name: "kimi-k2",
         repos: &["*/Kimi-K2-*", "*/Kimi-K2"],
         markers: &[&["<|im_assistant|>", "<|im_middle|>"]],
@@ -207,6 +212,11 @@ const KNOWN: &[Known] = &[
         name: "kimi-k2-thinking",
         repos: &["*/Kimi-K2-Thinking*"],
         markers: &[&["<|im_assistant|>", "<|im_middle|>", "<think>"]],
+    },
+    Known {
+        name: "kimi-k3",
+        repos: &["*/Kimi-K3-*", "*/Kimi-K3"],
+        markers: &[&["<|open|>", "<|close|>", "<|sep|>", "<|end_of_msg|>"]],
     },
     Known {
         name: "lfm2",
@@ -239,9 +249,19 @@ const KNOWN: &[Known] = &[
         markers: &[&["<|im_start|>", "<function name="]],
     },
     Known {
+        name: "minimax-m1",
+        repos: &["*/MiniMax-M1*"],
+        markers: &[&["<beginning_of_sentence>", "<end_of_sentence>", "<tool_calls>"]],
+    },
+    Known {
         name: "minimax-m2",
         repos: &["*/MiniMax-M2*"],
         markers: &[&["]~b]", "<minimax:tool_call>"]],
+    },
+    Known {
+        name: "minimax-m3",
+        repos: &["*/MiniMax-M3*"],
+        markers: &[&["]~b]", "]<]minimax[>[", "<mm:think>"]],
     },
     Known {
         name: "mistral-nemo",
@@ -262,6 +282,11 @@ const KNOWN: &[Known] = &[
         name: "nemotron-nano-v2",
         repos: &["*/*Nemotron-Nano-*v2*"],
         markers: &[&["<SPECIAL_11>", "<TOOLCALL>"]],
+    },
+    Known {
+        name: "phi-3.5",
+        repos: &["*/Phi-3.5-mini-*"],
+        markers: &[&["<|user|>", "<|assistant|>", "<|end|>"]],
     },
     Known {
         name: "phi-4-mini",

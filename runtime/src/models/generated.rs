@@ -25,18 +25,23 @@ pub(crate) const BUNDLED: &[(&str, &str)] = &[
     ("granite-3.3", include_str!("../../templates/granite-3.3.json")),
     ("granite-4", include_str!("../../templates/granite-4.json")),
     ("hermes-2-pro", include_str!("../../templates/hermes-2-pro.json")),
+    ("hunyuan-3", include_str!("../../templates/hunyuan-3.json")),
     ("kimi-k2", include_str!("../../templates/kimi-k2.json")),
     ("kimi-k2-thinking", include_str!("../../templates/kimi-k2-thinking.json")),
+    ("kimi-k3", include_str!("../../templates/kimi-k3.json")),
     ("lfm2", include_str!("../../templates/lfm2.json")),
     ("ling", include_str!("../../templates/ling.json")),
     ("llama-3.1", include_str!("../../templates/llama-3.1.json")),
     ("magistral", include_str!("../../templates/magistral.json")),
     ("minicpm5", include_str!("../../templates/minicpm5.json")),
+    ("minimax-m1", include_str!("../../templates/minimax-m1.json")),
     ("minimax-m2", include_str!("../../templates/minimax-m2.json")),
+    ("minimax-m3", include_str!("../../templates/minimax-m3.json")),
     ("mistral-nemo", include_str!("../../templates/mistral-nemo.json")),
     ("mistral-small-3.2", include_str!("../../templates/mistral-small-3.2.json")),
     ("nemotron-3", include_str!("../../templates/nemotron-3.json")),
     ("nemotron-nano-v2", include_str!("../../templates/nemotron-nano-v2.json")),
+    ("phi-3.5", include_str!("../../templates/phi-3.5.json")),
     ("phi-4-mini", include_str!("../../templates/phi-4-mini.json")),
     ("qwen2.5", include_str!("../../templates/qwen2.5.json")),
     ("qwen3", include_str!("../../templates/qwen3.json")),
@@ -138,6 +143,10 @@ crate::response_template!("templates/granite-4.json", name = granite_4, crate = 
 #[cfg(feature = "model-hermes-2-pro")]
 crate::response_template!("templates/hermes-2-pro.json", name = hermes_2_pro, crate = crate);
 
+// `templates/hunyuan-3.json`, compiled: feature `model-hunyuan-3`.
+#[cfg(feature = "model-hunyuan-3")]
+crate::response_template!("templates/hunyuan-3.json", name = hunyuan_3, crate = crate);
+
 // `templates/kimi-k2.json`, compiled: feature `model-kimi-k2`.
 #[cfg(feature = "model-kimi-k2")]
 crate::response_template!("templates/kimi-k2.json", name = kimi_k2, crate = crate);
@@ -145,6 +154,10 @@ crate::response_template!("templates/kimi-k2.json", name = kimi_k2, crate = crat
 // `templates/kimi-k2-thinking.json`, compiled: feature `model-kimi-k2-thinking`.
 #[cfg(feature = "model-kimi-k2-thinking")]
 crate::response_template!("templates/kimi-k2-thinking.json", name = kimi_k2_thinking, crate = crate);
+
+// `templates/kimi-k3.json`, compiled: feature `model-kimi-k3`.
+#[cfg(feature = "model-kimi-k3")]
+crate::response_template!("templates/kimi-k3.json", name = kimi_k3, crate = crate);
 
 // `templates/lfm2.json`, compiled: feature `model-lfm2`.
 #[cfg(feature = "model-lfm2")]
@@ -166,9 +179,17 @@ crate::response_template!("templates/magistral.json", name = magistral, crate = 
 #[cfg(feature = "model-minicpm5")]
 crate::response_template!("templates/minicpm5.json", name = minicpm5, crate = crate);
 
+// `templates/minimax-m1.json`, compiled: feature `model-minimax-m1`.
+#[cfg(feature = "model-minimax-m1")]
+crate::response_template!("templates/minimax-m1.json", name = minimax_m1, crate = crate);
+
 // `templates/minimax-m2.json`, compiled: feature `model-minimax-m2`.
 #[cfg(feature = "model-minimax-m2")]
 crate::response_template!("templates/minimax-m2.json", name = minimax_m2, crate = crate);
+
+// `templates/minimax-m3.json`, compiled: feature `model-minimax-m3`.
+#[cfg(feature = "model-minimax-m3")]
+crate::response_template!("templates/minimax-m3.json", name = minimax_m3, crate = crate);
 
 // `templates/mistral-nemo.json`, compiled: feature `model-mistral-nemo`.
 #[cfg(feature = "model-mistral-nemo")]
@@ -185,6 +206,10 @@ crate::response_template!("templates/nemotron-3.json", name = nemotron_3, crate 
 // `templates/nemotron-nano-v2.json`, compiled: feature `model-nemotron-nano-v2`.
 #[cfg(feature = "model-nemotron-nano-v2")]
 crate::response_template!("templates/nemotron-nano-v2.json", name = nemotron_nano_v2, crate = crate);
+
+// `templates/phi-3.5.json`, compiled: feature `model-phi-3.5`.
+#[cfg(feature = "model-phi-3.5")]
+crate::response_template!("templates/phi-3.5.json", name = phi_3_5, crate = crate);
 
 // `templates/phi-4-mini.json`, compiled: feature `model-phi-4-mini`.
 #[cfg(feature = "model-phi-4-mini")]
