@@ -112,7 +112,7 @@ def deepseek_v31(calls):
     return f"<｜tool▁calls▁begin｜>{body}<｜tool▁calls▁end｜>"
 
 
-def dsml(calls):
+def dsml(calls, section="function_calls"):
     inv = ""
     for n, a, _ in calls:
         params = "".join(
@@ -120,7 +120,23 @@ def dsml(calls):
             for k, v in a.items()
         )
         inv += f"<｜DSML｜invoke name=\"{n}\">\n{params}</｜DSML｜invoke>\n"
-    return f"<｜DSML｜function_calls>\n{inv}</｜DSML｜function_calls>"
+    return f"<｜DSML｜{section}>\n{inv}</｜DSML｜{section}>"
+
+
+def atem(calls):
+    # Muse Glimmer: one message per call, addressed to the tool; the prompt
+    # (or the message before) already wrote `<|start|>assistant`.
+    return "<|eom|><|start|>assistant".join(
+        f" to={n}<|message|><atem:function_calls>\n<atem:invoke name=\"{n}\">\n"
+        + "".join(f"<atem:parameter name=\"{k}\">{raw_value(v)}</atem:parameter>\n" for k, v in a.items())
+        + "</atem:invoke>\n</atem:function_calls>"
+        for n, a, _ in calls
+    ) + "<|eot|>"
+
+
+def solar(calls):
+    body = "".join(f"<|tool_call:begin|>{i}<|tool_call:name|>{n}<|tool_call:args|>{js(a)}<|tool_call:end|>" for n, a, i in calls)
+    return f"<|tool_calls|>{body}<|calls|>"
 
 
 def harmony(calls):
@@ -160,6 +176,11 @@ def mistral_v11(calls, with_id):
 def cohere(calls):
     items = ",\n".join("    " + js({"tool_call_id": str(k), "tool_name": n, "parameters": a}) for k, (n, a, _) in enumerate(calls))
     return f"<|START_ACTION|>[\n{items}\n]<|END_ACTION|>"
+
+
+def cohere_plus(calls):
+    items = ",\n".join("    " + js({"tool_name": n, "parameters": a}) for n, a, _ in calls)
+    return f"Action:\n```json\n[\n{items}\n]\n```"
 
 
 def kimi(calls):
@@ -282,9 +303,14 @@ FORMATS = {
     "deepseek-v3": dict(think=None, calls=deepseek_r1, eot="<｜end▁of▁sentence｜>"),
     "deepseek-v3.1": dict(think=THINK, calls=deepseek_v31, eot="<｜end▁of▁sentence｜>"),
     "deepseek-v3.2": dict(think=THINK, calls=dsml, eot="<｜end▁of▁sentence｜>"),
+    "deepseek-v4": dict(think=THINK, calls=lambda c: dsml(c, "tool_calls"), eot="<｜end▁of▁sentence｜>"),
     "gpt-oss": dict(think=("<|channel|>analysis<|message|>", "<|end|><|start|>assistant"), calls=harmony,
                     wrap=("<|channel|>final<|message|>", ""), eot="<|return|>", after_call=True,
                     preamble=("<|channel|>commentary<|message|>", "<|end|><|start|>assistant"), sep=""),
+    "muse-glimmer": dict(think=(" to=self<|message|>", "<|eom|><|start|>assistant"), calls=atem, wrap=(" to=user<|message|>", ""),
+                         eot="<|eot|>", after_call=True, preamble=(" to=user<|message|>", "<|eom|><|start|>assistant"), sep=""),
+    "solar-open": dict(think=("<|think|>", "<|end|><|begin|>assistant"), calls=solar, wrap=("<|content|>", ""), eot="<|end|>",
+                       after_call=True, preamble=("<|content|>", "<|end|><|begin|>assistant"), sep="", ids=lambda k, n, i: i),
     "gemma-3": dict(think=None, calls=pythonic, eot="<end_of_turn>", calls_alone=True, extra=[
         # Where pythonic calls go beyond what the template reads exactly
         # (templates/README.md): Python literals, quotes, a call left open.
@@ -300,6 +326,7 @@ FORMATS = {
     "mistral-small-3.2": dict(think=None, calls=lambda c: mistral_v11(c, True), eot="</s>", ids=lambda k, n, i: i),
     "devstral": dict(think=None, calls=lambda c: mistral_v11(c, False), eot="</s>"),
     "magistral": dict(think=("[THINK]", "[/THINK]"), calls=lambda c: mistral_v11(c, False), eot="</s>"),
+    "command-r-plus": dict(think=None, calls=cohere_plus, eot="<|END_OF_TURN_TOKEN|>"),
     "command-r7b": dict(think=("<|START_THINKING|>", "<|END_THINKING|>"), calls=cohere,
                         wrap=("<|START_RESPONSE|>", "<|END_RESPONSE|>"), eot="<|END_OF_TURN_TOKEN|>", ids=lambda k, n, i: str(k)),
     "command-a": dict(think=("<|START_THINKING|>", "<|END_THINKING|>"), calls=cohere,
@@ -311,6 +338,10 @@ FORMATS = {
     "granite-4": dict(think=None, calls=hermes, eot="<|end_of_text|>"),
     "glm-4.5": dict(think=("<think>", "</think>\n"), calls=glm, eot="<|user|>", lead="\n"),
     "glm-4.7": dict(think=THINK, calls=lambda c: glm(c, compact=True), eot="<|user|>"),
+    "laguna": dict(think=THINK, calls=lambda c: glm(c, compact=True), eot="</assistant>", extra=[
+        ("Laguna XS's layout (newlines around the reasoning and the arguments)",
+         "<think>\nThey ask about Paris.\n</think>\n<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>\n</assistant>"),
+    ]),
     "kimi-k2": dict(think=THINK, calls=kimi, eot="<|im_end|>", ids=lambda k, n, i: f"functions.{n}:{k}"),
     "kimi-k2-thinking": dict(think=THINK, calls=kimi, eot="<|im_end|>", ids=lambda k, n, i: f"functions.{n}:{k}"),
     "kimi-k3": dict(think=("<|open|>think<|sep|>", "<|close|>think<|sep|>"), calls=kimi_k3,
@@ -319,6 +350,7 @@ FORMATS = {
     "minimax-m2": dict(think=("<think>\n", "\n</think>\n\n"), calls=minimax, eot="[e~["),
     "minimax-m3": dict(think=("<mm:think>", "</mm:think>"), calls=minimax_m3, eot="[e~[", sep="", read=minimax_m3_read),
     "hermes-2-pro": dict(think=None, calls=hermes, eot="<|im_end|>"),
+    "bielik": dict(think=("<think>\n", "\n</think>\n"), calls=hermes, eot="<|im_end|>"),
     "phi-3.5": dict(think=None, calls=None, eot="<|end|>"),
     "phi-4-mini": dict(think=None, calls=lambda c: "functools" + json_list(c), eot="<|end|>", calls_last=True),
     "functionary-v3.1": dict(think=None, calls=functionary31, eot="<|eot_id|>"),

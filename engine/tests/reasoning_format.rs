@@ -180,3 +180,17 @@ fn names_parse_as_llama_cpp_spells_them() {
     assert!(e.to_string().contains("inline-ish"), "{e}");
     assert_eq!(ReasoningFormat::Inline.as_str(), "none");
 }
+
+#[test]
+fn reasoning_only_the_prompt_wrote_is_not_content() {
+    let t = bundled("qwen3");
+    // Thinking off: the prompt opens and closes an empty block.
+    let off = "<|im_start|>assistant\n<think>\n\n</think>\n\n";
+    let (m, _) = parse(&t, off, "Hi!<|im_end|>", inline(), 0);
+    assert_eq!(content(&m), Some("Hi!"));
+    // Thinking forced open, and the model closes it at once: the close is
+    // the model's, so the span is there.
+    let open = "<|im_start|>assistant\n<think>\n";
+    let (m, _) = parse(&t, open, "</think>Hi!<|im_end|>", inline(), 1);
+    assert_eq!(content(&m), Some("<think>\n</think>Hi!"));
+}

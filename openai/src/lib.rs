@@ -553,7 +553,7 @@ impl<'t, M: Machine<'t>> ChunkStream<'t, M> {
         if !self.initial_done {
             self.initial_done = true;
             for ev in self.parser.initial_events().to_vec() {
-                self.deltas.event(ev.as_event(), out)?;
+                self.deltas.prompt_event(ev.as_event(), out)?;
             }
         }
         Ok(())

@@ -446,6 +446,12 @@ pub struct Deltas {
     /// The last text sent was inline reasoning: the content region after
     /// it keeps its leading whitespace (as the engine's message does).
     after_span: bool,
+    /// Inline reasoning the prompt wrote (an open `<think>`), held until the
+    /// model writes into the region: a region the model leaves without a
+    /// byte is the prompt's, not content (as in the engine's message).
+    inline_held: String,
+    /// The event being taken is the prompt's ([`Deltas::prompt_event`]).
+    in_prompt: bool,
 }
 
 /// Whether `tools=` coercion may turn a string argument with this schema
@@ -545,6 +551,8 @@ impl Deltas {
             inline,
             said_inline: false,
             after_span: false,
+            inline_held: String::new(),
+            in_prompt: false,
         })
     }
 
@@ -608,6 +616,22 @@ impl Deltas {
             }
         };
         self.dispatch(kind, event.map_field(|_| ()), out)
+    }
+
+    /// [`Deltas::event`] for one of the prompt's events
+    /// (`Parser::initial_events`): the same, except that reasoning the
+    /// prompt opened is held when it is inline
+    /// (`ReasoningFormat::Inline`), and goes out only once the model writes
+    /// into the region, as the message has it.
+    pub fn prompt_event<S: DeltaSink + ?Sized>(
+        &mut self,
+        event: Event<'_>,
+        out: &mut S,
+    ) -> Result<(), Error> {
+        self.in_prompt = true;
+        let r = self.event(event, out);
+        self.in_prompt = false;
+        r
     }
 
     /// [`Deltas::event`] for an event whose field is an index into the
@@ -703,15 +727,23 @@ impl Deltas {
     ) -> Result<(), Error> {
         let streams = self.content.as_ref().is_some_and(|c| c.shape.streams)
             && self.options.text != crate::TextMode::Exact;
-        if let Event::RegionChunk {
-            text, dirty: false, ..
-        } = event
-            && streams
-            && !text.is_empty()
-        {
-            self.said_inline = true;
-            self.after_span = true;
-            self.push_text(false, text, out);
+        match event {
+            Event::RegionChunk {
+                text, dirty: false, ..
+            } if streams && !text.is_empty() => {
+                if self.in_prompt || text.chars().all(char::is_whitespace) {
+                    self.inline_held.push_str(text);
+                } else {
+                    self.said_inline = true;
+                    self.after_span = true;
+                    let held = std::mem::take(&mut self.inline_held);
+                    self.push_text(false, &held, out);
+                    self.push_text(false, text, out);
+                }
+            }
+            Event::RegionChunk { .. } => {}
+            // A region opens, or ends without a byte of the model's.
+            _ => self.inline_held.clear(),
         }
         Ok(())
     }

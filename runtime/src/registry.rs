@@ -74,6 +74,11 @@ const KNOWN: &[Known] = &[
         ],
     },
     Known {
+        name: "bielik",
+        repos: &["*/Bielik-*"],
+        markers: &[&["<|im_start|>", "<|function_output|>"]],
+    },
+    Known {
         name: "command-a",
         repos: &["*/c4ai-command-a-*", "*/command-a-*"],
         markers: &[&[
@@ -81,6 +86,15 @@ const KNOWN: &[Known] = &[
             "<|START_THINKING|>",
             "<|START_ACTION|>",
             "<|START_TEXT|>",
+        ]],
+    },
+    Known {
+        name: "command-r-plus",
+        repos: &["*/c4ai-command-r-plus*", "*/command-r-plus*"],
+        markers: &[&[
+            "<|START_OF_TURN_TOKEN|>",
+            "<|CHATBOT_TOKEN|>",
+            "directly-answer",
         ]],
     },
     Known {
@@ -114,8 +128,13 @@ const KNOWN: &[Known] = &[
     },
     Known {
         name: "deepseek-v3.2",
-        repos: &["*/DeepSeek-V3.2*", "*/DeepSeek-V4*"],
+        repos: &["*/DeepSeek-V3.2*"],
         markers: &[&["｜DSML｜"]],
+    },
+    Known {
+        name: "deepseek-v4",
+        repos: &["*/DeepSeek-V4*"],
+        markers: &[&["｜DSML｜", "tool_calls>", "<tool_result>"]],
     },
     Known {
         name: "devstral",
@@ -219,6 +238,11 @@ const KNOWN: &[Known] = &[
         markers: &[&["<|open|>", "<|close|>", "<|sep|>", "<|end_of_msg|>"]],
     },
     Known {
+        name: "laguna",
+        repos: &["*/Laguna-*"],
+        markers: &[&["〈|EOS|〉", "<assistant>", "<arg_key>"]],
+    },
+    Known {
         name: "lfm2",
         repos: &["*/LFM2-*", "*/LFM2.5-*"],
         markers: &[&["<|im_start|>", "<|tool_list_start|>"]],
@@ -251,7 +275,11 @@ const KNOWN: &[Known] = &[
     Known {
         name: "minimax-m1",
         repos: &["*/MiniMax-M1*"],
-        markers: &[&["<beginning_of_sentence>", "<end_of_sentence>", "<tool_calls>"]],
+        markers: &[&[
+            "<beginning_of_sentence>",
+            "<end_of_sentence>",
+            "<tool_calls>",
+        ]],
     },
     Known {
         name: "minimax-m2",
@@ -272,6 +300,11 @@ const KNOWN: &[Known] = &[
         name: "mistral-small-3.2",
         repos: &["*/Mistral-Small-3.2-*"],
         markers: &[&["[INST]", "[TOOL_CALLS]", "[AVAILABLE_TOOLS]", "[ARGS]"]],
+    },
+    Known {
+        name: "muse-glimmer",
+        repos: &["*/muse-glimmer*"],
+        markers: &[&["<|start|>", "<|message|>", "<atem:function_calls>"]],
     },
     Known {
         name: "nemotron-3",
@@ -357,6 +390,11 @@ const KNOWN: &[Known] = &[
             "/think",
             "SmolLM",
         ]],
+    },
+    Known {
+        name: "solar-open",
+        repos: &["*/Solar-Open-*"],
+        markers: &[&["<|begin|>", "<|tool_call:begin|>"]],
     },
     Known {
         name: "step-3.5",

@@ -7,7 +7,9 @@
 //! the parse is the same parse; only the message is put together
 //! differently at the end, from what the parse saw:
 //!
-//! - each region of the reasoning field contributes its *span*: the open
+//! - each region of the reasoning field the model wrote into (not one the
+//!   prompt opened and closed, nor one the prompt opened that the model
+//!   left without a byte) contributes its *span*: the open
 //!   delimiter's text as matched (in the prompt, when the prompt opened the
 //!   reasoning), the region's text as the model wrote it (not stripped),
 //!   and the close delimiter's text (empty when the region ended at another
@@ -93,8 +95,9 @@ pub(super) struct InlineState {
     content: Option<u16>,
     /// The open delimiter of the reasoning region now open.
     open: String,
-    /// The close delimiter that is closing it.
+    /// The close delimiter that is closing it, and where it ends.
     close: String,
+    close_end: usize,
     /// Spans followed by answer text, in order.
     before: String,
     /// Spans after the last answer text so far.
@@ -152,8 +155,14 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         if self.current != Some(st.reasoning) || start == end {
             return;
         }
+        if self.output_start > 0 && end <= self.output_start {
+            // The prompt's own close, decided only now (it could have
+            // grown): the region is the prompt's, and so is its span.
+            return;
+        }
         st.close.clear();
         st.close.push_str(src.slice(start, end));
+        st.close_end = end;
         let f = st.reasoning;
         if !self.opened {
             // A reasoning region (the implicit field) closing before any
@@ -185,11 +194,20 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             return;
         };
         if f == st.reasoning {
-            st.after.push_str(&st.open);
-            st.after.push_str(&self.body);
-            st.after.push_str(&st.close);
+            // Only what the model wrote: a region the prompt opened that
+            // ends without a byte of output (the model went straight to its
+            // answer) is the prompt's, not a span. (Regions the prompt
+            // closed too are dropped when the prompt is done:
+            // [`Parser::inline_prompt_done`].)
+            let end = self.body_start + self.body.len();
+            if st.close_end > self.output_start || end > self.output_start {
+                st.after.push_str(&st.open);
+                st.after.push_str(&self.body);
+                st.after.push_str(&st.close);
+            }
             st.open.clear();
             st.close.clear();
+            st.close_end = 0;
         } else if Some(f) == st.content && self.body.chars().any(|c| !c.is_whitespace()) {
             st.gap.clear();
             if !st.after.is_empty() {
@@ -198,6 +216,17 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                 let spans = std::mem::take(&mut st.after);
                 st.before.push_str(&spans);
             }
+        }
+    }
+
+    /// The prompt is processed: the reasoning regions it closed (a
+    /// thinking-off prompt's empty `<think></think>`) are not the model's
+    /// output, and no answer of the prompt's counts.
+    pub(super) fn inline_prompt_done(&mut self) {
+        if let Some(st) = self.inline.as_deref_mut() {
+            st.before.clear();
+            st.after.clear();
+            st.gap.clear();
         }
     }
 

@@ -429,6 +429,9 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             p.kept.values.clear();
         }
         p.output_start = p.text.len();
+        if p.inline.is_some() {
+            p.inline_prompt_done();
+        }
         p.unclaimed_on = t.implicit.is_none();
         let ws = p.watch_set();
         p.scan.reset(ws, p.pos);

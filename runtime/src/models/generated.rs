@@ -5,12 +5,15 @@
 pub(crate) const BUNDLED: &[(&str, &str)] = &[
     ("apertus", include_str!("../../templates/apertus.json")),
     ("apriel", include_str!("../../templates/apriel.json")),
+    ("bielik", include_str!("../../templates/bielik.json")),
     ("command-a", include_str!("../../templates/command-a.json")),
+    ("command-r-plus", include_str!("../../templates/command-r-plus.json")),
     ("command-r7b", include_str!("../../templates/command-r7b.json")),
     ("deepseek-r1", include_str!("../../templates/deepseek-r1.json")),
     ("deepseek-v3", include_str!("../../templates/deepseek-v3.json")),
     ("deepseek-v3.1", include_str!("../../templates/deepseek-v3.1.json")),
     ("deepseek-v3.2", include_str!("../../templates/deepseek-v3.2.json")),
+    ("deepseek-v4", include_str!("../../templates/deepseek-v4.json")),
     ("devstral", include_str!("../../templates/devstral.json")),
     ("ernie-4.5", include_str!("../../templates/ernie-4.5.json")),
     ("firefunction-v2", include_str!("../../templates/firefunction-v2.json")),
@@ -29,6 +32,7 @@ pub(crate) const BUNDLED: &[(&str, &str)] = &[
     ("kimi-k2", include_str!("../../templates/kimi-k2.json")),
     ("kimi-k2-thinking", include_str!("../../templates/kimi-k2-thinking.json")),
     ("kimi-k3", include_str!("../../templates/kimi-k3.json")),
+    ("laguna", include_str!("../../templates/laguna.json")),
     ("lfm2", include_str!("../../templates/lfm2.json")),
     ("ling", include_str!("../../templates/ling.json")),
     ("llama-3.1", include_str!("../../templates/llama-3.1.json")),
@@ -39,6 +43,7 @@ pub(crate) const BUNDLED: &[(&str, &str)] = &[
     ("minimax-m3", include_str!("../../templates/minimax-m3.json")),
     ("mistral-nemo", include_str!("../../templates/mistral-nemo.json")),
     ("mistral-small-3.2", include_str!("../../templates/mistral-small-3.2.json")),
+    ("muse-glimmer", include_str!("../../templates/muse-glimmer.json")),
     ("nemotron-3", include_str!("../../templates/nemotron-3.json")),
     ("nemotron-nano-v2", include_str!("../../templates/nemotron-nano-v2.json")),
     ("phi-3.5", include_str!("../../templates/phi-3.5.json")),
@@ -51,6 +56,7 @@ pub(crate) const BUNDLED: &[(&str, &str)] = &[
     ("reka-edge", include_str!("../../templates/reka-edge.json")),
     ("seed-oss", include_str!("../../templates/seed-oss.json")),
     ("smollm3", include_str!("../../templates/smollm3.json")),
+    ("solar-open", include_str!("../../templates/solar-open.json")),
     ("step-3.5", include_str!("../../templates/step-3.5.json")),
     ("step3", include_str!("../../templates/step3.json")),
 ];
@@ -63,9 +69,17 @@ crate::response_template!("templates/apertus.json", name = apertus, crate = crat
 #[cfg(feature = "model-apriel")]
 crate::response_template!("templates/apriel.json", name = apriel, crate = crate);
 
+// `templates/bielik.json`, compiled: feature `model-bielik`.
+#[cfg(feature = "model-bielik")]
+crate::response_template!("templates/bielik.json", name = bielik, crate = crate);
+
 // `templates/command-a.json`, compiled: feature `model-command-a`.
 #[cfg(feature = "model-command-a")]
 crate::response_template!("templates/command-a.json", name = command_a, crate = crate);
+
+// `templates/command-r-plus.json`, compiled: feature `model-command-r-plus`.
+#[cfg(feature = "model-command-r-plus")]
+crate::response_template!("templates/command-r-plus.json", name = command_r_plus, crate = crate);
 
 // `templates/command-r7b.json`, compiled: feature `model-command-r7b`.
 #[cfg(feature = "model-command-r7b")]
@@ -86,6 +100,10 @@ crate::response_template!("templates/deepseek-v3.1.json", name = deepseek_v3_1, 
 // `templates/deepseek-v3.2.json`, compiled: feature `model-deepseek-v3.2`.
 #[cfg(feature = "model-deepseek-v3.2")]
 crate::response_template!("templates/deepseek-v3.2.json", name = deepseek_v3_2, crate = crate);
+
+// `templates/deepseek-v4.json`, compiled: feature `model-deepseek-v4`.
+#[cfg(feature = "model-deepseek-v4")]
+crate::response_template!("templates/deepseek-v4.json", name = deepseek_v4, crate = crate);
 
 // `templates/devstral.json`, compiled: feature `model-devstral`.
 #[cfg(feature = "model-devstral")]
@@ -159,6 +177,10 @@ crate::response_template!("templates/kimi-k2-thinking.json", name = kimi_k2_thin
 #[cfg(feature = "model-kimi-k3")]
 crate::response_template!("templates/kimi-k3.json", name = kimi_k3, crate = crate);
 
+// `templates/laguna.json`, compiled: feature `model-laguna`.
+#[cfg(feature = "model-laguna")]
+crate::response_template!("templates/laguna.json", name = laguna, crate = crate);
+
 // `templates/lfm2.json`, compiled: feature `model-lfm2`.
 #[cfg(feature = "model-lfm2")]
 crate::response_template!("templates/lfm2.json", name = lfm2, crate = crate);
@@ -198,6 +220,10 @@ crate::response_template!("templates/mistral-nemo.json", name = mistral_nemo, cr
 // `templates/mistral-small-3.2.json`, compiled: feature `model-mistral-small-3.2`.
 #[cfg(feature = "model-mistral-small-3.2")]
 crate::response_template!("templates/mistral-small-3.2.json", name = mistral_small_3_2, crate = crate);
+
+// `templates/muse-glimmer.json`, compiled: feature `model-muse-glimmer`.
+#[cfg(feature = "model-muse-glimmer")]
+crate::response_template!("templates/muse-glimmer.json", name = muse_glimmer, crate = crate);
 
 // `templates/nemotron-3.json`, compiled: feature `model-nemotron-3`.
 #[cfg(feature = "model-nemotron-3")]
@@ -246,6 +272,10 @@ crate::response_template!("templates/seed-oss.json", name = seed_oss, crate = cr
 // `templates/smollm3.json`, compiled: feature `model-smollm3`.
 #[cfg(feature = "model-smollm3")]
 crate::response_template!("templates/smollm3.json", name = smollm3, crate = crate);
+
+// `templates/solar-open.json`, compiled: feature `model-solar-open`.
+#[cfg(feature = "model-solar-open")]
+crate::response_template!("templates/solar-open.json", name = solar_open, crate = crate);
 
 // `templates/step-3.5.json`, compiled: feature `model-step-3.5`.
 #[cfg(feature = "model-step-3.5")]
