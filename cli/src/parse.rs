@@ -661,8 +661,12 @@ fn warn_unclaimed(unclaimed: &[retort::Unclaimed]) {
         } else {
             ""
         };
+        let place = match u.after_end {
+            true => "follow the end of the turn",
+            false => "are in no region",
+        };
         eprintln!(
-            "retort: warning: {} bytes at byte {} are in no region and not in the message: {shown:?}{more}",
+            "retort: warning: {} bytes at byte {} {place} and are not in the message: {shown:?}{more}",
             u.text.len(),
             u.offset
         );

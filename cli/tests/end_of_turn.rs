@@ -65,3 +65,23 @@ fn a_replaced_value_is_a_warning_on_stderr() {
         "{err}"
     );
 }
+
+/// A model that runs on past its end-of-turn marker: the answer stays, and
+/// stderr says what followed the end of the turn (a lone newline is not
+/// worth a warning).
+#[test]
+fn text_after_the_end_of_the_turn_is_a_warning_on_stderr() {
+    let (out, err, code) = retort(
+        &["parse", "qwen3"],
+        "Hello.<|im_end|>\n<|im_start|>user\nAnd tomorrow?",
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\"Hello.\""), "{out}");
+    assert!(
+        err.contains("31 bytes at byte 16 follow the end of the turn")
+            && err.contains("<|im_start|>user"),
+        "{err}"
+    );
+    let (_, err, _) = retort(&["parse", "qwen3"], "Hello.<|im_end|>\n");
+    assert!(!err.contains("end of the turn"), "{err}");
+}

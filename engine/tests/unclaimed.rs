@@ -1,6 +1,7 @@
 //! The unclaimed-text report: in a template without an implicit field, text
-//! outside every region is not in the message (the reference's semantics);
-//! `Parser::unclaimed` keeps it, with its offset, the same for every
+//! outside every region is not in the message (the reference's semantics),
+//! nor, in any template, is the text after the end of the turn;
+//! `Parser::unclaimed` keeps both, with their offsets, the same for every
 //! chunking.
 
 mod common;
@@ -83,12 +84,59 @@ fn gpt_oss_headers_between_messages_are_the_templates() {
 }
 
 #[test]
-fn a_template_with_an_implicit_field_claims_everything() {
+fn a_template_with_an_implicit_field_claims_everything_before_the_end() {
     let t = bundled("qwen3");
     let mut p = t.parser("<|im_start|>assistant\n").expect("parser");
-    p.feed("Hello.<|im_end|>\n").expect("feed");
+    p.feed("Hello.<|im_end|>").expect("feed");
     p.finalize().expect("finalize");
     assert!(p.unclaimed().is_empty(), "{:?}", p.unclaimed());
+}
+
+/// What follows the end of the turn (taken by the end-of-turn close, so
+/// that it cannot reopen a field) is reported, marked as such, for every
+/// chunking; the message keeps the answer.
+#[test]
+fn text_after_the_end_of_the_turn_is_reported() {
+    let cases = [
+        ("qwen3", "<|im_start|>assistant\n", "Hello.<|im_end|>"),
+        (
+            "llama-3.1",
+            "<|start_header_id|>assistant<|end_header_id|>\n\n",
+            "Hello.<|eot_id|>",
+        ),
+        ("gemma4", "<|turn>model\n", "Hello.<turn|>"),
+        ("qwen3.5", "<|im_start|>assistant\n", "Hello.\n<|im_end|>"),
+    ];
+    for (name, prompt, answer) in cases {
+        let t = bundled(name);
+        for after in ["\n", "\nThe model ran on.<|im_start|>user\nmore"] {
+            let text = format!("{answer}{after}");
+            let mut reports = Vec::new();
+            for n in [1, 3, 1000] {
+                let mut p = t.parser(prompt).expect("parser");
+                let chars: Vec<char> = text.chars().collect();
+                for piece in chars.chunks(n) {
+                    p.feed(&piece.iter().collect::<String>()).expect("feed");
+                }
+                let (message, _) = p.finalize().expect("finalize");
+                assert_eq!(
+                    message.get("content").and_then(|v| v.as_str()),
+                    Some("Hello."),
+                    "{name} {after:?} pieces of {n}"
+                );
+                reports.push(p.unclaimed().to_vec());
+            }
+            let u = &reports[0];
+            assert_eq!(u.len(), 1, "{name} {after:?}: {u:?}");
+            assert!(u[0].after_end, "{name}");
+            assert_eq!(u[0].text, after, "{name}");
+            // (The prompt is all anchor: nothing of it is in the parser's
+            // text.)
+            assert_eq!(u[0].offset, answer.len(), "{name}");
+            assert_eq!(u[0].is_significant(), after.len() > 1, "{name}");
+            assert!(reports.iter().all(|r| r == u), "{name}: {reports:?}");
+        }
+    }
 }
 
 #[test]
@@ -104,4 +152,54 @@ fn the_prompt_is_never_reported() {
         "{:?}",
         p.unclaimed()
     );
+}
+
+/// Every family's sample "an answer, the end of turn, and text after it"
+/// (`tests/conformance/cases/models.jsonl`): the text after the marker is
+/// reported — as after the end where the end-of-turn close took it, as
+/// outside every region where the template has no implicit field and the
+/// turn's end is a plain close (gpt-oss's `<|return|>`) — in every chunking
+/// the vectors hold.
+#[test]
+fn every_family_reports_what_follows_its_end_of_turn() {
+    use retort_engine::Value;
+    use retort_engine::py::json_loads;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let cases = std::fs::read_to_string(root.join("tests/conformance/cases/models.jsonl"))
+        .expect("the model samples");
+    let mut families = 0;
+    for line in cases.lines().filter(|l| !l.trim().is_empty()) {
+        let case = json_loads(line).expect("a JSON case");
+        let Value::Map(case) = case else {
+            panic!("a case is an object")
+        };
+        let text_of = |k: &str| case.get(k).and_then(Value::as_str).unwrap_or_default();
+        if text_of("what") != "an answer, the end of turn, and text after it" {
+            continue;
+        }
+        families += 1;
+        let id = text_of("id");
+        let t = bundled(text_of("template"));
+        let Some(Value::List(chunkings)) = case.get("chunkings") else {
+            panic!("{id}: chunkings")
+        };
+        for chunking in chunkings {
+            let Value::List(pieces) = chunking else {
+                panic!("{id}: a chunking")
+            };
+            let mut p = t.parser(text_of("prefix")).expect("parser");
+            for piece in pieces {
+                p.feed(piece.as_str().expect("a piece")).expect("feed");
+            }
+            p.finalize().expect("finalize");
+            assert!(
+                p.unclaimed()
+                    .iter()
+                    .any(|u| u.is_significant() && u.text.contains("tomorrow")),
+                "{id}: {:?}",
+                p.unclaimed()
+            );
+        }
+    }
+    assert!(families >= 50, "{families} families have the sample");
 }

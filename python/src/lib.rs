@@ -541,8 +541,9 @@ impl PyResponseParser {
 
     /// The generation's text that no region claimed so far (templates
     /// without an implicit field drop text outside regions, as the
-    /// reference does): a list of `(offset, text)`, whitespace between
-    /// regions included.
+    /// reference does; an end-of-turn close that takes the rest keeps what
+    /// follows the marker out of the message): a list of `(offset, text)`,
+    /// whitespace included.
     #[getter]
     fn unclaimed(&self) -> Vec<(usize, String)> {
         self.cell.with_dependent(|_, p| {

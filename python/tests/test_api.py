@@ -191,6 +191,13 @@ def test_text_no_region_claims_is_reported():
     message, _ = parser.finalize()
     assert "content" not in message
     assert parser.unclaimed == [(0, "The weather is sunny.")]
+    # What follows the end of the turn is kept out of the message, and
+    # reported too.
+    qwen3 = retort.ResponseParser(retort.templates.spec("qwen3"), prefix="<|im_start|>assistant\n")
+    qwen3.feed("Hello.<|im_end|>\nThe model ran on.")
+    message, _ = qwen3.finalize()
+    assert message["content"] == "Hello."
+    assert qwen3.unclaimed == [(16, "\nThe model ran on.")]
 
 
 def test_reasoning_format_none_keeps_the_reasoning_inline():

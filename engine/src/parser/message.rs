@@ -552,6 +552,9 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             }
             Kind::Close => {
                 let had_content = self.opened;
+                if end == src.end() && self.prompt_done && self.t.takes_the_rest(w.delim) {
+                    self.note_after_end(src, w.delim as usize, start, end);
+                }
                 if self.inline.is_some() {
                     self.inline_close(src, start, end);
                 }

@@ -260,6 +260,8 @@ pub struct Parser<'t, M: HasRegions = &'t Template> {
     /// [`ReasoningFormat::Inline`]: what the message's content is made of
     /// at the end (`None` otherwise, and for a template without reasoning).
     inline: Option<Box<InlineState>>,
+    /// The prompt is behind us: what is committed now is the model's.
+    prompt_done: bool,
 }
 
 impl Template {
@@ -395,6 +397,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                 ReasoningFormat::Inline => InlineState::for_template(t),
                 _ => None,
             },
+            prompt_done: false,
         };
         p.scan.set_budget(options.budget);
         if !t.trackers.tables.is_empty() {
@@ -429,6 +432,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             p.kept.values.clear();
         }
         p.output_start = p.text.len();
+        p.prompt_done = true;
         if p.inline.is_some() {
             p.inline_prompt_done();
         }
@@ -1229,6 +1233,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         }
         if let Some(last) = self.log.unclaimed.last_mut()
             && last.offset + last.text.len() == offset
+            && !last.after_end
         {
             last.text.push_str(text);
             return;
@@ -1236,7 +1241,34 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         self.log.unclaimed.push(Unclaimed {
             offset,
             text: text.to_owned(),
+            after_end: false,
         });
+    }
+
+    /// A close that may take the rest of the output (`…[\s\S]*`) matched
+    /// `start..end`, to the end of the text: what follows its marker (the
+    /// shortest part of the match the marker's own pattern takes) is
+    /// recorded as text after the end of the turn.
+    #[cold]
+    pub(super) fn note_after_end(&mut self, src: Hay<'_>, delim: usize, start: usize, end: usize) {
+        let Some(marker) = self.t.end_marker(delim) else {
+            return;
+        };
+        let Some(at) = start.checked_sub(src.base) else {
+            return;
+        };
+        let Ok(attempt) = marker.match_at(src.text, at, true) else {
+            return;
+        };
+        let Some(caps) = attempt.captures else { return };
+        let marker_end = src.base + caps.end();
+        if marker_end < end && marker_end >= self.output_start {
+            self.log.unclaimed.push(Unclaimed {
+                offset: marker_end,
+                text: src.slice(marker_end, end).to_owned(),
+                after_end: true,
+            });
+        }
     }
 
     /// Whether the prompt given as the prefix (not empty) lacks the

@@ -156,7 +156,11 @@ pub struct Replaced {
 /// implicit field, text outside every region goes nowhere (the reference's
 /// semantics, which the message keeps): a model that writes prose where the
 /// format expects a header, or a template that does not fit the output,
-/// loses it without a word. This report keeps it, with where it was.
+/// loses it without a word. So does whatever follows the end of the turn,
+/// in any template: an end-of-turn close that takes the rest of the output
+/// (`<|im_end|>[\s\S]*`, so that a newline or a model that runs on cannot
+/// reopen a field) keeps it out of the message. This report keeps both,
+/// with where they were.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Unclaimed {
     /// Byte offset of the text in the parser's text (the truncated prompt
@@ -164,6 +168,9 @@ pub struct Unclaimed {
     pub offset: usize,
     /// The text, as the model wrote it (adjacent pieces joined).
     pub text: String,
+    /// Whether the text followed the end of the turn (the end-of-turn close
+    /// took it) rather than lying between regions.
+    pub after_end: bool,
 }
 
 impl Unclaimed {

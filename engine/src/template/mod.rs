@@ -78,7 +78,17 @@ pub struct Template {
     /// The start anchor when it is one literal: the prompt is then searched
     /// with `memmem` rather than the regex.
     pub(crate) anchor_finder: Option<memchr::memmem::Finder<'static>>,
+    /// Per delimiter, whether its pattern may take the rest of the output
+    /// (it holds `[\s\S]*`: an end-of-turn close that keeps what follows
+    /// the marker out of every field).
+    takes_rest: Vec<bool>,
+    /// Per delimiter, its marker: the pattern without `[\s\S]*`, compiled
+    /// the first time such a close takes text after its marker.
+    end_markers: Vec<std::sync::OnceLock<Option<retort_pyre::Regex>>>,
 }
+
+/// How a pattern takes the rest of the output.
+const REST: [&str; 2] = ["[\\s\\S]*", "[\\S\\s]*"];
 
 #[cfg(feature = "dynamic")]
 struct Problem {
@@ -421,7 +431,17 @@ impl Template {
             }
             _ => None,
         };
+        let takes_rest = delimiters
+            .iter()
+            .map(|d| REST.iter().any(|r| d.regex.pattern().contains(r)))
+            .collect();
+        let end_markers = delimiters
+            .iter()
+            .map(|_| std::sync::OnceLock::new())
+            .collect();
         Template {
+            takes_rest,
+            end_markers,
             anchor_finder,
             defaults,
             fields,
@@ -433,6 +453,29 @@ impl Template {
             needs_history,
             scan_in_place,
         }
+    }
+
+    /// Whether delimiter `d` may take the rest of the output.
+    #[inline]
+    pub(crate) fn takes_the_rest(&self, d: u16) -> bool {
+        self.takes_rest
+            .get(usize::from(d))
+            .copied()
+            .unwrap_or(false)
+    }
+
+    /// Delimiter `d`'s marker (its pattern without what takes the rest),
+    /// for a delimiter that [takes the rest](Template::takes_the_rest).
+    pub(crate) fn end_marker(&self, d: usize) -> Option<&retort_pyre::Regex> {
+        let cell = self.end_markers.get(d)?;
+        cell.get_or_init(|| {
+            let mut pattern = self.delimiters[d].regex.pattern().to_owned();
+            for r in REST {
+                pattern = pattern.replace(r, "");
+            }
+            retort_pyre::Regex::new(&pattern).ok()
+        })
+        .as_ref()
     }
 
     /// The fields, in template order.
