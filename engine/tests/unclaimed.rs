@@ -106,6 +106,7 @@ fn text_after_the_end_of_the_turn_is_reported() {
         ),
         ("gemma4", "<|turn>model\n", "Hello.<turn|>"),
         ("qwen3.5", "<|im_start|>assistant\n", "Hello.\n<|im_end|>"),
+        ("reka-edge", "human: Hi <sep> assistant: ", "Hello.<sep>"),
     ];
     for (name, prompt, answer) in cases {
         let t = bundled(name);

@@ -1251,17 +1251,29 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
     /// recorded as text after the end of the turn.
     #[cold]
     pub(super) fn note_after_end(&mut self, src: Hay<'_>, delim: usize, start: usize, end: usize) {
-        let Some(marker) = self.t.end_marker(delim) else {
-            return;
-        };
         let Some(at) = start.checked_sub(src.base) else {
             return;
         };
-        let Ok(attempt) = marker.match_at(src.text, at, true) else {
-            return;
+        let marker_end = match self.t.end_marker(delim) {
+            None => return,
+            Some(crate::template::EndMarker::Literal(l)) => {
+                if !src
+                    .text
+                    .get(at..)
+                    .is_some_and(|t| t.starts_with(l.as_str()))
+                {
+                    return;
+                }
+                start + l.len()
+            }
+            Some(crate::template::EndMarker::Pattern(marker)) => {
+                let Ok(attempt) = marker.match_at(src.text, at, true) else {
+                    return;
+                };
+                let Some(caps) = attempt.captures else { return };
+                src.base + caps.end()
+            }
         };
-        let Some(caps) = attempt.captures else { return };
-        let marker_end = src.base + caps.end();
         if marker_end < end && marker_end >= self.output_start {
             self.log.unclaimed.push(Unclaimed {
                 offset: marker_end,

@@ -84,7 +84,17 @@ pub struct Template {
     takes_rest: Vec<bool>,
     /// Per delimiter, its marker: the pattern without `[\s\S]*`, compiled
     /// the first time such a close takes text after its marker.
-    end_markers: Vec<std::sync::OnceLock<Option<retort_pyre::Regex>>>,
+    end_markers: Vec<std::sync::OnceLock<Option<EndMarker>>>,
+}
+
+/// The marker of a close that takes the rest of the output: what the close
+/// matches without its `[\s\S]*`.
+#[derive(Clone, Debug)]
+pub(crate) enum EndMarker {
+    /// A literal (`<|im_end|>`): its length says where it ends.
+    Literal(String),
+    /// Any other pattern, matched at the close's start.
+    Pattern(retort_pyre::Regex),
 }
 
 /// How a pattern takes the rest of the output.
@@ -466,14 +476,21 @@ impl Template {
 
     /// Delimiter `d`'s marker (its pattern without what takes the rest),
     /// for a delimiter that [takes the rest](Template::takes_the_rest).
-    pub(crate) fn end_marker(&self, d: usize) -> Option<&retort_pyre::Regex> {
+    pub(crate) fn end_marker(&self, d: usize) -> Option<&EndMarker> {
         let cell = self.end_markers.get(d)?;
         cell.get_or_init(|| {
             let mut pattern = self.delimiters[d].regex.pattern().to_owned();
             for r in REST {
                 pattern = pattern.replace(r, "");
             }
-            retort_pyre::Regex::new(&pattern).ok()
+            let regex = retort_pyre::Regex::new(&pattern).ok()?;
+            Some(match regex.literal_sequence().map(|s| s.pieces) {
+                Some(pieces) => match pieces.as_slice() {
+                    [retort_pyre::SeqPiece::Lit(l)] => EndMarker::Literal(l.clone()),
+                    _ => EndMarker::Pattern(regex),
+                },
+                None => EndMarker::Pattern(regex),
+            })
         })
         .as_ref()
     }
