@@ -8,18 +8,20 @@
 //! content and tool calls; `retort::openai` turns that into chunks.
 //!
 //! ```text
-//! cargo run -p retort-openai-server -- --template templates/qwen3.json \
+//! cargo run -p retort-openai-server -- --template qwen3 \
 //!     --generation examples/openai-server/generations/qwen3-weather.txt
 //! ```
 //!
-//! The first line on standard output is `listening on http://ADDR`.
+//! The first line on standard output is `listening on http://ADDR`. Also
+//! `GET /v1/models`; invalid requests get a 400; see README.md.
 
 use axum::Router;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
+use axum::serve::ListenerExt as _;
 use clap::Parser as _;
 use retort::Template;
 use retort::openai::{ChunkStream, Options};
@@ -32,9 +34,10 @@ use std::time::Duration;
 #[derive(clap::Parser, Debug)]
 #[command(about = "OpenAI-compatible server replaying a generation through a template")]
 struct Args {
-    /// The response template (a JSON file).
+    /// The response template: a JSON file, a bundled family's name
+    /// (`qwen3`) or a Hugging Face repo id (`Qwen/Qwen3-8B`).
     #[arg(long)]
-    template: std::path::PathBuf,
+    template: String,
     /// The recorded generation to replay.
     #[arg(long)]
     generation: std::path::PathBuf,
@@ -64,7 +67,31 @@ struct App {
     piece: usize,
     delay: Duration,
     reasoning_format: retort::ReasoningFormat,
+    /// The model name `/v1/models` lists (the `--template` argument).
+    model: String,
     served: AtomicU64,
+}
+
+/// `--template`: a file, or else a bundled family's name or a repo id.
+fn load_template(arg: &str) -> Result<Template, String> {
+    let path = std::path::Path::new(arg);
+    if path.exists() {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{arg}: {e}"))?;
+        return Template::from_json(&text).map_err(|e| format!("{arg}: {e}"));
+    }
+    let family = retort::registry::resolve(arg).map_err(|e| {
+        format!("{arg}: not a file, a bundled family's name or a known repo id: {e}")
+    })?;
+    family.template().map_err(|e| format!("{arg}: {e}"))
+}
+
+/// `GET /v1/models`: the one model this server answers as.
+async fn models(State(app): State<Arc<App>>) -> Response {
+    axum::Json(json!({
+        "object": "list",
+        "data": [{"id": app.model, "object": "model", "created": 0, "owned_by": "retort"}],
+    }))
+    .into_response()
 }
 
 fn pieces(text: &str, n: usize) -> Vec<String> {
@@ -80,11 +107,29 @@ fn error(status: StatusCode, message: String) -> Response {
 fn options(app: &App, request: &Json) -> Result<Options, String> {
     let n = app.served.fetch_add(1, Ordering::Relaxed);
     let tools = match request.get("tools") {
-        Some(t) if !t.is_null() => {
-            Some(retort::py::json_loads(&t.to_string()).map_err(|e| format!("tools: {e}"))?)
+        Some(Json::Array(t)) => {
+            for (i, tool) in t.iter().enumerate() {
+                // OpenAI's shape: `{"type": "function", "function": {"name": …}}`.
+                let name = tool.get("function").and_then(|f| f.get("name"));
+                if !tool.is_object() || !name.is_some_and(Json::is_string) {
+                    return Err(format!(
+                        "tools[{i}]: not a tool definition ({{\"type\": \"function\", \"function\": {{\"name\": …}}}}): {tool}"
+                    ));
+                }
+            }
+            Some(
+                retort::py::json_loads(&Json::Array(t.clone()).to_string())
+                    .map_err(|e| format!("tools: {e}"))?,
+            )
         }
-        _ => None,
+        None | Some(Json::Null) => None,
+        Some(other) => return Err(format!("tools: not a list of tool definitions: {other}")),
     };
+    if let Some(model) = request.get("model")
+        && !model.is_string()
+    {
+        return Err(format!("model: not a string: {model}"));
+    }
     let reasoning_format = match request.get("reasoning_format") {
         None | Some(Json::Null) => app.reasoning_format,
         Some(Json::String(name)) => name.parse().map_err(|e| format!("reasoning_format: {e}"))?,
@@ -107,25 +152,43 @@ async fn completions(State(app): State<Arc<App>>, body: String) -> Response {
         Ok(r) => r,
         Err(e) => return error(StatusCode::BAD_REQUEST, format!("body: {e}")),
     };
+    if !request.is_object() {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "body: not a JSON object".to_owned(),
+        );
+    }
     let options = match options(&app, &request) {
         Ok(o) => o,
         Err(e) => return error(StatusCode::BAD_REQUEST, e),
     };
-    if request["stream"].as_bool() != Some(true) {
-        return whole(&app, options);
+    let streamed = match request.get("stream") {
+        None | Some(Json::Null) => false,
+        Some(Json::Bool(b)) => *b,
+        Some(other) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("stream: not a boolean: {other}"),
+            );
+        }
+    };
+    // The stream is made before answering, so that what the request got
+    // wrong (tools that are not tool definitions) is a 400, not an error
+    // in the middle of a 200.
+    let stream = match ChunkStream::new(app.template, &app.prefix, options.clone()) {
+        Ok(s) => s,
+        Err(e @ retort::openai::Error::Tools(_)) => {
+            return error(StatusCode::BAD_REQUEST, e.to_string());
+        }
+        Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    };
+    if !streamed {
+        return whole(&app, stream, options);
     }
     let (tx, rx) = tokio::sync::mpsc::channel::<String>(64);
     let worker = app.clone();
     tokio::spawn(async move {
-        let mut stream = match ChunkStream::new(worker.template, &worker.prefix, options) {
-            Ok(s) => s,
-            Err(e) => {
-                let _ = tx
-                    .send(sse(&json!({"error": {"message": e.to_string()}})))
-                    .await;
-                return;
-            }
-        };
+        let mut stream = stream;
         for piece in pieces(&worker.generation, worker.piece) {
             // Borrowed chunks, written out at once: no chunk structs.
             let chunks: Vec<String> = match stream.feed_chunks(&piece) {
@@ -177,11 +240,7 @@ fn sse(v: &impl serde::Serialize) -> String {
 }
 
 /// `stream: false`: the generation parsed in one piece.
-fn whole(app: &App, options: Options) -> Response {
-    let mut stream = match ChunkStream::new(app.template, &app.prefix, options.clone()) {
-        Ok(s) => s,
-        Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
-    };
+fn whole(app: &App, mut stream: ChunkStream<'static>, options: Options) -> Response {
     let done = stream
         .feed(&app.generation)
         .and_then(|_| stream.finalize(false));
@@ -213,10 +272,7 @@ async fn main() {
         eprintln!("error: {what}");
         std::process::exit(2)
     };
-    let text = std::fs::read_to_string(&args.template)
-        .unwrap_or_else(|e| fail(format!("{}: {e}", args.template.display())));
-    let template = Template::from_json(&text)
-        .unwrap_or_else(|e| fail(format!("{}: {e}", args.template.display())));
+    let template = load_template(&args.template).unwrap_or_else(|e| fail(e));
     let generation = std::fs::read_to_string(&args.generation)
         .unwrap_or_else(|e| fail(format!("{}: {e}", args.generation.display())));
     let app = Arc::new(App {
@@ -226,10 +282,12 @@ async fn main() {
         piece: args.piece,
         delay: Duration::from_millis(args.delay_ms),
         reasoning_format: args.reasoning_format,
+        model: args.template.clone(),
         served: AtomicU64::new(0),
     });
     let router = Router::new()
         .route("/v1/chat/completions", post(completions))
+        .route("/v1/models", get(models))
         .with_state(app);
     let listener = tokio::net::TcpListener::bind(&args.addr)
         .await
@@ -237,6 +295,13 @@ async fn main() {
     let addr = listener
         .local_addr()
         .unwrap_or_else(|e| fail(e.to_string()));
+    // Chunks go out as they are written: without TCP_NODELAY, Nagle's
+    // algorithm holds each small write until the client's delayed ACK
+    // (tens of milliseconds per streamed response on a kept-alive
+    // connection).
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     println!("listening on http://{addr}");
     use std::io::Write;
     let _ = std::io::stdout().flush();
