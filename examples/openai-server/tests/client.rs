@@ -3,44 +3,19 @@
 //! venv `tools/openai/setup.sh` makes — PyPI is needed once), which checks
 //! that the accumulated message equals the non-streaming answer.
 
-use std::io::{BufRead, BufReader};
+mod common;
+
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
-
-/// Kills the server however the test ends.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 #[test]
 fn the_official_client_streams_what_the_server_answers_whole() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_retort-openai-server"))
-        .arg("--template")
-        .arg(root.join("templates/qwen3.json"))
-        .arg("--generation")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("generations/qwen3-weather.txt"))
-        .args(["--piece", "2", "--addr", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("the server starts");
-    let stdout = child.stdout.take().expect("stdout");
-    let server = Server(child);
-    let mut line = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("the address line");
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .expect("`listening on URL`")
-        .to_owned();
+    // A template file, as --template also takes.
+    let template = root.join("templates/qwen3.json");
+    let (server, addr) = common::start(&template.display().to_string(), 2);
+    let url = format!("http://{addr}");
     let setup = Command::new("bash")
         .arg(root.join("tools/openai/setup.sh"))
         .output()

@@ -10,45 +10,12 @@
 //! `Content-Length` and chunked bodies): what the test needs, and nothing
 //! that could hide a stall, such as a client-side pool.
 
+mod common;
+
+use common::start;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// Kills the server however the test ends.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start() -> (Server, String) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_retort-openai-server"))
-        // A bundled family's name: no file needed.
-        .args(["--template", "qwen3", "--generation"])
-        .arg(root.join("generations/qwen3-weather.txt"))
-        .args(["--piece", "3", "--addr", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("the server starts");
-    let stdout = child.stdout.take().expect("stdout");
-    let server = Server(child);
-    let mut line = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("the address line");
-    let addr = line
-        .trim()
-        .strip_prefix("listening on http://")
-        .expect("`listening on URL`")
-        .to_owned();
-    (server, addr)
-}
 
 /// One kept-alive connection.
 struct Client {
@@ -182,7 +149,7 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 
 #[test]
 fn the_server_answers_a_loaded_loopback_without_errors() {
-    let (server, addr) = start();
+    let (server, addr) = start("qwen3", 3);
     for (connections, requests) in [(1, 200), (20, 50)] {
         let (mut times, errors, wall) = load(&addr, connections, requests);
         assert!(
@@ -205,7 +172,7 @@ fn the_server_answers_a_loaded_loopback_without_errors() {
 
 #[test]
 fn bad_requests_are_400_and_the_model_is_listed() {
-    let (server, addr) = start();
+    let (server, addr) = start("qwen3", 3);
     let mut client = Client::connect(&addr);
     for (body, why) in [
         (r#"{"tools": 5}"#, "tools"),
