@@ -101,6 +101,9 @@ def reference_calls(message):
     calls = message.get("tool_calls") or []
     if isinstance(calls, dict):
         calls = [calls]
+    if not isinstance(calls, list):
+        # A generated template's tool-call field can hold any value.
+        return []
     out = []
     for c in calls:
         if not isinstance(c, dict):

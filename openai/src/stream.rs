@@ -372,6 +372,11 @@ struct Call {
     args_done: bool,
     /// The reader's calls are complete; the close has been reconciled.
     closed: bool,
+    /// Parameters reported before the call's name was known, which
+    /// coercion needs (a region that opened and closed in one feed): they
+    /// are written at the close, once the value names the tool, so that
+    /// the arguments' text is the one a streamed region gets.
+    pending: Vec<(String, Value)>,
 }
 
 /// The calls of the open tool region.
@@ -869,6 +874,14 @@ impl Deltas {
                 .filter(|r| r.xml)
                 .and_then(|r| r.calls.first())
             {
+                // Parameters that waited for the tool's name: the value
+                // names it now.
+                if !self.calls[i].pending.is_empty() {
+                    if self.calls[i].name.is_none() {
+                        self.calls[i].name = finals.first().map(|f| f.name.to_owned());
+                    }
+                    self.write_pending(i, out);
+                }
                 // The parser reported every parameter before the close: the
                 // object ends. It is sent as the close reconciles (if the
                 // value disagrees, the value's text is sent instead).
@@ -951,11 +964,46 @@ impl Deltas {
         if self.calls[i].fallback {
             return;
         }
+        if !self.schemas.is_empty() && self.calls[i].name.is_none() {
+            // Coercion needs the tool's name: the parameter waits for it.
+            self.calls[i]
+                .pending
+                .push((param.key.clone(), param.value.clone()));
+            return;
+        }
+        if !self.calls[i].pending.is_empty() {
+            // The name came meanwhile: the waiting parameters go first, in
+            // the order the model wrote them.
+            self.write_pending(i, out);
+        }
+        self.write_param(i, &param.key, &param.value, out);
+    }
+
+    /// Writes call `i`'s parameters that waited for its name.
+    fn write_pending<S: DeltaSink + ?Sized>(&mut self, i: usize, out: &mut S) {
+        let pending = std::mem::take(&mut self.calls[i].pending);
+        for (key, value) in &pending {
+            if !self.calls[i].fallback {
+                self.write_param(i, key, value, out);
+            }
+        }
+    }
+
+    /// Writes one parameter of call `i` into its arguments' text (coerced
+    /// by `tools=` when there are tools); a value coercion cannot make
+    /// sends the call whole at its close instead.
+    fn write_param<S: DeltaSink + ?Sized>(
+        &mut self,
+        i: usize,
+        key: &str,
+        value: &Value,
+        out: &mut S,
+    ) {
         let coerced;
         let value = if self.schemas.is_empty() {
-            &param.value
+            value
         } else {
-            match self.coerce_param(i, &param.key, param.value.clone()) {
+            match self.coerce_param(i, key, value.clone()) {
                 Some(v) => {
                     coerced = v;
                     &coerced
@@ -973,7 +1021,7 @@ impl Deltas {
         } else {
             ", "
         });
-        write_json_str(&mut text, &param.key);
+        write_json_str(&mut text, key);
         text.push_str(": ");
         value.write_json(&mut text, NonFinite::Python);
         self.append_args(i, &text, out);
