@@ -107,6 +107,16 @@ pub(crate) const LLAMA_STOPS: &[&str] = &["<|eot_id|>", "<|eom_id|>"];
 pub(crate) const DEEPSEEK_BOS: &str = "<｜begin▁of▁sentence｜>";
 pub(crate) const DEEPSEEK_EOS: &str = "<｜end▁of▁sentence｜>";
 
+/// A family whose only chat template is llama.cpp's copy.
+pub(crate) const fn llamacpp(chat_template: &'static str, template: &'static str) -> Family {
+    Family {
+        source: Source::LlamaCpp,
+        ..family(chat_template, template)
+    }
+}
+
+pub(crate) const LAGUNA_STOPS: &[&str] = &["</assistant>", "〈|EOS|〉"];
+
 pub(crate) const fn family(chat_template: &'static str, template: &'static str) -> Family {
     Family {
         chat_template,
@@ -443,33 +453,28 @@ pub(crate) const FAMILIES: &[Family] = &[
     },
     // Families whose only chat template is llama.cpp's copy.
     Family {
-        source: Source::LlamaCpp,
         stops: &["<|end_of_msg|>"],
-        ..family("Kimi-K3.jinja", "kimi-k3")
+        ..llamacpp("Kimi-K3.jinja", "kimi-k3")
     },
     Family {
-        source: Source::LlamaCpp,
         stops: &["[e~["],
-        ..family("MiniMax-M3.jinja", "minimax-m3")
+        ..llamacpp("MiniMax-M3.jinja", "minimax-m3")
     },
     Family {
-        source: Source::LlamaCpp,
         bos: "<begin_of_document>",
         eos: "<end_of_sentence>",
         stops: &["<end_of_sentence>"],
         known: &[(Turn::Reasoning, DROPS_REASONING)],
-        ..family("MiniMax-M1.jinja", "minimax-m1")
+        ..llamacpp("MiniMax-M1.jinja", "minimax-m1")
     },
     Family {
-        source: Source::LlamaCpp,
         stops: &["<｜hy_eos:opensource｜>"],
         // (Thinking follows `reasoning_effort`, which the table leaves at
         // the template's default, no thinking.)
         known: &[(Turn::Reasoning, THINKING_OFF_HISTORY)],
-        ..family("tencent-Hy3.jinja", "hunyuan-3")
+        ..llamacpp("tencent-Hy3.jinja", "hunyuan-3")
     },
     Family {
-        source: Source::LlamaCpp,
         bos: "<s>",
         eos: "<|endoftext|>",
         stops: &["<|end|>"],
@@ -478,24 +483,21 @@ pub(crate) const FAMILIES: &[Family] = &[
             (Turn::OneCall, CALLS_NOT_RENDERED),
             (Turn::TwoCalls, CALLS_NOT_RENDERED),
         ],
-        ..family("microsoft-Phi-3.5-mini-instruct.jinja", "phi-3.5")
+        ..llamacpp("microsoft-Phi-3.5-mini-instruct.jinja", "phi-3.5")
     },
     Family {
-        source: Source::LlamaCpp,
         bos: DEEPSEEK_BOS,
         eos: DEEPSEEK_EOS,
         stops: &[DEEPSEEK_EOS],
-        ..family("deepseek-ai-DeepSeek-V4.jinja", "deepseek-v4")
+        ..llamacpp("deepseek-ai-DeepSeek-V4.jinja", "deepseek-v4")
     },
     Family {
-        source: Source::LlamaCpp,
         bos: DEEPSEEK_BOS,
         eos: DEEPSEEK_EOS,
         stops: &[DEEPSEEK_EOS],
-        ..family("deepseek-ai-DeepSeek-V4-Flash-0731.jinja", "deepseek-v4")
+        ..llamacpp("deepseek-ai-DeepSeek-V4-Flash-0731.jinja", "deepseek-v4")
     },
     Family {
-        source: Source::LlamaCpp,
         bos: "<BOS_TOKEN>",
         stops: &["<|END_OF_TURN_TOKEN|>"],
         known: &[
@@ -504,45 +506,39 @@ pub(crate) const FAMILIES: &[Family] = &[
             (Turn::OneCall, COHERE_TOOL_USE),
             (Turn::TwoCalls, COHERE_TOOL_USE),
         ],
-        ..family(
+        ..llamacpp(
             "CohereForAI-c4ai-command-r-plus-tool_use.jinja",
             "command-r-plus",
         )
     },
     Family {
-        source: Source::LlamaCpp,
         stops: &["<|eot|>"],
-        ..family("muse-glimmer.jinja", "muse-glimmer")
+        ..llamacpp("muse-glimmer.jinja", "muse-glimmer")
     },
     Family {
-        source: Source::LlamaCpp,
-        stops: &["</assistant>", "〈|EOS|〉"],
-        ..family("poolside-Laguna-S-2.1.jinja", "laguna")
+        stops: LAGUNA_STOPS,
+        ..llamacpp("poolside-Laguna-S-2.1.jinja", "laguna")
     },
     Family {
-        source: Source::LlamaCpp,
-        stops: &["</assistant>", "〈|EOS|〉"],
+        stops: LAGUNA_STOPS,
         thinking: false,
         known: &[(Turn::Reasoning, THINKING_OFF_HISTORY)],
-        ..family("poolside-Laguna-XS-2.1.jinja", "laguna")
+        ..llamacpp("poolside-Laguna-XS-2.1.jinja", "laguna")
     },
     Family {
-        source: Source::LlamaCpp,
-        stops: &["</assistant>", "〈|EOS|〉"],
+        stops: LAGUNA_STOPS,
         thinking: false,
         known: &[(Turn::Reasoning, THINKING_OFF_HISTORY)],
-        ..family("poolside-Laguna-XS.2.jinja", "laguna")
+        ..llamacpp("poolside-Laguna-XS.2.jinja", "laguna")
     },
     Family {
-        source: Source::LlamaCpp,
         stops: &["<|calls|>"],
         known: &[(Turn::Reasoning, SOLAR_REASONING)],
-        ..family("upstage-Solar-Open-100B.jinja", "solar-open")
+        ..llamacpp("upstage-Solar-Open-100B.jinja", "solar-open")
     },
     Family {
-        source: Source::LlamaCpp,
         bos: "<s>",
         thinking: false,
-        ..family("Bielik-11B-v3.0-Instruct.jinja", "bielik")
+        ..llamacpp("Bielik-11B-v3.0-Instruct.jinja", "bielik")
     },
 ];

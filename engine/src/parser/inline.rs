@@ -137,11 +137,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
         st.open.clear();
         st.open.push_str(src.slice(start, end));
         if start < end {
-            self.log.raw.push(RawEvent::Chunk {
-                field: f,
-                start,
-                end,
-            });
+            self.push_chunk(f, start, end);
         }
     }
 
@@ -171,18 +167,7 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             self.opened = true;
             self.body_start = start;
         }
-        if let Some(RawEvent::Chunk { field, end: e, .. }) = self.log.raw.last_mut()
-            && *field == f
-            && *e == start
-        {
-            *e = end;
-        } else {
-            self.log.raw.push(RawEvent::Chunk {
-                field: f,
-                start,
-                end,
-            });
-        }
+        self.push_chunk(f, start, end);
     }
 
     /// Field `f`'s region is closing with `self.body` as its text: a

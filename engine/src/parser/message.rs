@@ -28,7 +28,14 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
             self.start_params(f);
         }
         self.body.push_str(src.slice(a, b));
-        // Adjacent pieces of one region are one chunk.
+        self.push_chunk(f, a, b);
+        self.follow_params();
+    }
+
+    /// Records a chunk of field `f`'s region at `a..b`: adjacent pieces of
+    /// one region are one chunk.
+    #[inline]
+    pub(super) fn push_chunk(&mut self, f: u16, a: usize, b: usize) {
         if let Some(RawEvent::Chunk { field, end, .. }) = self.log.raw.last_mut()
             && *field == f
             && *end == a
@@ -41,7 +48,6 @@ impl<'t, M: Machine<'t>> Parser<'t, M> {
                 end: b,
             });
         }
-        self.follow_params();
     }
 
     /// A region of field `f` opened: with [`Parser::stream_params`], an
